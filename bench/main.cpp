@@ -1,0 +1,37 @@
+// loom-bench: one measurement tool comparing Loom with the host MPI in the same run.
+#include <cstdio>
+#include <cstring>
+
+#include "bench/subcommands.hpp"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*run)(int argc, char** argv);
+  const char* summary;
+};
+
+const Subcommand kSubcommands[] = {
+    {"pack", loom::bench::run_pack, "MPI_Pack/Unpack: host vs Loom vs memcpy over a type corpus"},
+    {"match", loom::bench::run_match, "message-matching backends: depth sweeps, app mixes, threads"},
+};
+
+void usage(FILE* out) {
+  std::fprintf(out, "usage: loom-bench <subcommand> [options]   (loom-bench <subcommand> --help)\n\n");
+  for (const auto& s : kSubcommands) std::fprintf(out, "  %-8s %s\n", s.name, s.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const auto& s : kSubcommands)
+    if (!std::strcmp(argv[1], s.name)) return s.run(argc - 1, argv + 1);
+  std::fprintf(stderr, "loom-bench: unknown subcommand '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

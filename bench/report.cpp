@@ -1,0 +1,161 @@
+#include "bench/report.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+
+namespace loom::bench {
+
+double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+static double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return sorted[lo] * (1 - frac) + sorted[hi] * frac;
+}
+
+Summary summarize(std::vector<double> samples) {
+  Summary s;
+  s.n = samples.size();
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  s.median = quantile(samples, 0.5);
+  s.p10 = quantile(samples, 0.1);
+  s.p90 = quantile(samples, 0.9);
+  s.p99 = quantile(samples, 0.99);
+  s.min = samples.front();
+  s.max = samples.back();
+  double sum = 0;
+  for (double v : samples) sum += v;
+  s.mean = sum / static_cast<double>(samples.size());
+  return s;
+}
+
+double geomean(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double log_sum = 0;
+  for (double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+void Table::print(FILE* out) const {
+  std::vector<size_t> width(header_.size(), 0);
+  auto widen = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
+  };
+  widen(header_);
+  for (const auto& row : rows_) widen(row);
+  auto emit = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i)
+      std::fprintf(out, i == 0 ? "%-*s" : "  %*s", static_cast<int>(width[i]), row[i].c_str());
+    std::fputc('\n', out);
+  };
+  emit(header_);
+  size_t total = 0;
+  for (size_t w : width) total += w + 2;
+  std::fprintf(out, "%s\n", std::string(total > 2 ? total - 2 : 0, '-').c_str());
+  for (const auto& row : rows_) emit(row);
+  std::fflush(out);
+}
+
+std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+std::string human_bytes(int64_t bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int unit = 0;
+  double v = static_cast<double>(bytes);
+  while (v >= 1024 && unit < 3 && std::fmod(v, 1024) == 0) {
+    v /= 1024;
+    ++unit;
+  }
+  return format("%g %s", v, units[unit]);
+}
+
+void JsonWriter::prefix(const char* key) {
+  if (!first_.empty()) {
+    if (!first_.back()) out_ += ",";
+    first_.back() = false;
+  }
+  if (key) {
+    out_ += "\"";
+    out_ += key;
+    out_ += "\":";
+  }
+}
+
+void JsonWriter::begin_object(const char* key) {
+  prefix(key);
+  out_ += "{";
+  first_.push_back(true);
+}
+void JsonWriter::end_object() {
+  out_ += "}";
+  first_.pop_back();
+}
+void JsonWriter::begin_array(const char* key) {
+  prefix(key);
+  out_ += "[";
+  first_.push_back(true);
+}
+void JsonWriter::end_array() {
+  out_ += "]";
+  first_.pop_back();
+}
+
+void JsonWriter::field(const char* key, const std::string& value) {
+  prefix(key);
+  out_ += "\"";
+  for (char c : value) {
+    if (c == '"' || c == '\\') out_ += '\\';
+    out_ += c;
+  }
+  out_ += "\"";
+}
+
+void JsonWriter::field(const char* key, double value) {
+  prefix(key);
+  out_ += std::isfinite(value) ? format("%.9g", value) : std::string("null");
+}
+
+void JsonWriter::field(const char* key, int64_t value) {
+  prefix(key);
+  out_ += std::to_string(value);
+}
+
+void JsonWriter::field(const char* key, const Summary& s) {
+  begin_object(key);
+  field("median", s.median);
+  field("p10", s.p10);
+  field("p90", s.p90);
+  field("p99", s.p99);
+  field("min", s.min);
+  field("max", s.max);
+  field("mean", s.mean);
+  field("n", s.n);
+  end_object();
+}
+
+bool JsonWriter::write_file(const std::string& path) const {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  std::fputs(out_.c_str(), f);
+  std::fputc('\n', f);
+  return std::fclose(f) == 0;
+}
+
+}  // namespace loom::bench

@@ -1,0 +1,63 @@
+// Shared measurement and reporting helpers for every loom-bench subcommand:
+// timing, robust statistics, aligned text tables and a small JSON writer.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace loom::bench {
+
+double now_seconds();
+
+// Robust summary of repeated measurements (seconds, or any unit).
+struct Summary {
+  double median = 0, p10 = 0, p90 = 0, p99 = 0, min = 0, max = 0, mean = 0;
+  size_t n = 0;
+};
+Summary summarize(std::vector<double> samples);
+double geomean(const std::vector<double>& values);
+
+// Column-aligned text table.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(FILE* out) const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string human_bytes(int64_t bytes);
+
+// Minimal streaming JSON writer; callers emit well-nested objects and arrays.
+class JsonWriter {
+ public:
+  void begin_object(const char* key = nullptr);
+  void end_object();
+  void begin_array(const char* key = nullptr);
+  void end_array();
+  void field(const char* key, const std::string& value);
+  void field(const char* key, const char* value) { field(key, std::string(value)); }
+  void field(const char* key, double value);
+  void field(const char* key, int64_t value);
+  void field(const char* key, int value) { field(key, static_cast<int64_t>(value)); }
+  void field(const char* key, size_t value) { field(key, static_cast<int64_t>(value)); }
+  void field(const char* key, const Summary& s);
+  const std::string& str() const { return out_; }
+  bool write_file(const std::string& path) const;
+
+ private:
+  void prefix(const char* key);
+  std::string out_;
+  std::vector<bool> first_;
+};
+
+// Keeps the optimiser from discarding a benchmarked result.
+inline void do_not_optimize(const void* p) { asm volatile("" : : "g"(p) : "memory"); }
+
+}  // namespace loom::bench

@@ -1,0 +1,7 @@
+// Entry points of the loom-bench subcommands; argv[0] is the subcommand name.
+#pragma once
+
+namespace loom::bench {
+int run_pack(int argc, char** argv);
+int run_match(int argc, char** argv);
+}  // namespace loom::bench
