@@ -14,11 +14,13 @@ struct Subcommand {
 
 const Subcommand kSubcommands[] = {
     {"pack", loom::bench::run_pack, "MPI_Pack/Unpack: host vs Loom vs memcpy over a type corpus"},
-    {"match", loom::bench::run_match, "message-matching backends: depth sweeps, app mixes, threads"},
+    {"match", loom::bench::run_match,
+     "message-matching backends: depth sweeps, app mixes, threads"},
 };
 
 void usage(FILE* out) {
-  std::fprintf(out, "usage: loom-bench <subcommand> [options]   (loom-bench <subcommand> --help)\n\n");
+  std::fprintf(out,
+               "usage: loom-bench <subcommand> [options]   (loom-bench <subcommand> --help)\n\n");
   for (const auto& s : kSubcommands) std::fprintf(out, "  %-8s %s\n", s.name, s.summary);
 }
 

@@ -121,8 +121,14 @@ void JsonWriter::field(const char* key, const std::string& value) {
   prefix(key);
   out_ += "\"";
   for (char c : value) {
-    if (c == '"' || c == '\\') out_ += '\\';
-    out_ += c;
+    if (c == '"' || c == '\\') {
+      out_ += '\\';
+      out_ += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {  // control characters must be escaped
+      out_ += format("\\u%04x", c);
+    } else {
+      out_ += c;
+    }
   }
   out_ += "\"";
 }
@@ -135,6 +141,11 @@ void JsonWriter::field(const char* key, double value) {
 void JsonWriter::field(const char* key, int64_t value) {
   prefix(key);
   out_ += std::to_string(value);
+}
+
+void JsonWriter::field(const char* key, bool value) {
+  prefix(key);
+  out_ += value ? "true" : "false";
 }
 
 void JsonWriter::field(const char* key, const Summary& s) {

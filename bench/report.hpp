@@ -47,6 +47,7 @@ class JsonWriter {
   void field(const char* key, int64_t value);
   void field(const char* key, int value) { field(key, static_cast<int64_t>(value)); }
   void field(const char* key, size_t value) { field(key, static_cast<int64_t>(value)); }
+  void field(const char* key, bool value);  // JSON true/false
   void field(const char* key, const Summary& s);
   const std::string& str() const { return out_; }
   bool write_file(const std::string& path) const;
@@ -58,6 +59,8 @@ class JsonWriter {
 };
 
 // Keeps the optimiser from discarding a benchmarked result.
-inline void do_not_optimize(const void* p) { asm volatile("" : : "g"(p) : "memory"); }
+inline void do_not_optimize(const void* p) {
+  asm volatile("" : : "g"(p) : "memory");
+}
 
 }  // namespace loom::bench

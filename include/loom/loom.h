@@ -12,11 +12,11 @@ extern "C" {
 
 /* Counters for this process, summed over all threads. */
 typedef struct loom_stats {
-  uint64_t pack_calls_loom;   /* MPI_Pack served by Loom's engine */
-  uint64_t pack_calls_host;   /* MPI_Pack forwarded to the host MPI */
+  uint64_t pack_calls_loom; /* MPI_Pack served by Loom's engine */
+  uint64_t pack_calls_host; /* MPI_Pack forwarded to the host MPI */
   uint64_t unpack_calls_loom;
   uint64_t unpack_calls_host;
-  uint64_t pack_bytes_loom;   /* packed bytes produced by Loom */
+  uint64_t pack_bytes_loom; /* packed bytes produced by Loom */
   uint64_t unpack_bytes_loom;
   uint64_t types_committed;   /* MPI_Type_commit calls seen */
   uint64_t types_accelerated; /* ... of which Loom compiled a plan for */

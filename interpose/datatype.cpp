@@ -1,0 +1,164 @@
+// MPI_Type_* family: decode and compile at commit, release at free, share at dup.
+#include "interpose/datatype.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "interpose/host.hpp"
+#include "interpose/runtime.hpp"
+#include "interpose/type_decode.hpp"
+#include "loom/loom.h"
+
+namespace loom::interpose {
+namespace {
+
+// Handles are pointers (Open MPI) or ints (MPICH) and may be reused after a free, so
+// entries are erased before the host frees the handle. Every change bumps `epoch`,
+// which lets each thread keep its last lookup without taking the lock.
+class TypeRegistry {
+ public:
+  const TypePlan* find(MPI_Datatype type) {
+    struct Last {
+      MPI_Datatype type;
+      uint64_t epoch;
+      const TypePlan* plan;
+    };
+    static thread_local Last last{MPI_DATATYPE_NULL, ~uint64_t{0}, nullptr};
+    const uint64_t now = epoch_.load(std::memory_order_acquire);
+    if (last.type == type && last.epoch == now) return last.plan;
+    const TypePlan* plan = nullptr;
+    {
+      std::shared_lock lock(mutex_);
+      auto it = plans_.find(type);
+      if (it != plans_.end()) plan = it->second.get();
+    }
+    last = {type, now, plan};
+    return plan;
+  }
+
+  void insert(MPI_Datatype type, std::shared_ptr<const TypePlan> plan) {
+    std::unique_lock lock(mutex_);
+    plans_[type] = std::move(plan);
+    epoch_.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  std::shared_ptr<const TypePlan> get(MPI_Datatype type) {
+    std::shared_lock lock(mutex_);
+    auto it = plans_.find(type);
+    return it == plans_.end() ? nullptr : it->second;
+  }
+
+  void erase(MPI_Datatype type) {
+    std::unique_lock lock(mutex_);
+    if (plans_.erase(type)) epoch_.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+ private:
+  std::shared_mutex mutex_;
+  std::unordered_map<MPI_Datatype, std::shared_ptr<const TypePlan>> plans_;
+  std::atomic<uint64_t> epoch_{0};
+};
+
+TypeRegistry& registry() {
+  static auto* r = new TypeRegistry();  // outlives static destructors of user code
+  return *r;
+}
+
+// Builds a plan and checks it against the host's own view of the type (size, extent,
+// true bounds). Any disagreement means Loom misunderstood the type: no plan, so the
+// host packs it. Never a wrong answer.
+std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
+  std::string why;
+  auto layout = decode_datatype(type, &why);
+  MPI_Count host_size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  PMPI_Type_size_x(type, &host_size);
+  PMPI_Type_get_extent_x(type, &lb, &extent);
+  PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
+  if (layout) {
+    types::Layout canonical = types::canonicalize(*layout);
+    const types::Bounds b = types::bounds(canonical);
+    const int64_t size = types::packed_size(canonical);
+    if (size != host_size)
+      why = "size " + std::to_string(size) + " != host " + std::to_string(host_size);
+    else if (size > 0 && (b.lo != true_lb || b.hi - b.lo != true_extent))
+      why = "true bounds differ from the host's";
+    else {
+      auto plan = std::make_shared<TypePlan>(TypePlan{
+          pack::Plan(canonical, extent, config().isa, config().stream_bytes), std::string()});
+      plan->describe = plan->plan.describe() + " | " + types::describe(canonical);
+      if (config().debug) std::fprintf(stderr, "loom: plan %s\n", plan->describe.c_str());
+      return plan;
+    }
+  }
+  if (config().debug) std::fprintf(stderr, "loom: type left to the host MPI: %s\n", why.c_str());
+  return nullptr;
+}
+
+bool is_named(MPI_Datatype type) {
+  int ni, na, nt, combiner;
+  return PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) == MPI_SUCCESS &&
+         combiner == MPI_COMBINER_NAMED;
+}
+
+}  // namespace
+
+const TypePlan* find_plan(MPI_Datatype type) {
+  if (config().disabled || type == MPI_DATATYPE_NULL) return nullptr;
+  if (const TypePlan* plan = registry().find(type)) return plan;
+  // Named types are never committed or freed: plan them on first use. A derived type
+  // that is not in the registry was never committed (or is not handled): host.
+  if (!is_named(type)) return nullptr;
+  auto plan = build_plan(type);
+  if (!plan) return nullptr;
+  registry().insert(type, plan);
+  return registry().find(type);
+}
+
+}  // namespace loom::interpose
+
+using loom::interpose::config;
+using loom::interpose::Counter;
+using loom::interpose::host;
+using loom::interpose::registry;
+
+extern "C" int MPI_Type_commit(MPI_Datatype* type) {
+  const int rc = host().Type_commit(type);
+  if (rc != MPI_SUCCESS || config().disabled) return rc;
+  loom::interpose::count(Counter::TypesCommitted);
+  if (auto plan = loom::interpose::build_plan(*type)) {
+    registry().insert(*type, std::move(plan));
+    loom::interpose::count(Counter::TypesAccelerated);
+  }
+  return rc;
+}
+
+extern "C" int MPI_Type_free(MPI_Datatype* type) {
+  if (type && !config().disabled) registry().erase(*type);
+  return host().Type_free(type);
+}
+
+// A duplicate of a committed type is committed without MPI_Type_commit: share the plan.
+extern "C" int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  const int rc = host().Type_dup(oldtype, newtype);
+  if (rc != MPI_SUCCESS || config().disabled) return rc;
+  if (auto plan = registry().get(oldtype)) registry().insert(*newtype, std::move(plan));
+  return rc;
+}
+
+extern "C" int loom_type_is_accelerated(MPI_Datatype type) {
+  return loom::interpose::find_plan(type) ? 1 : 0;
+}
+
+extern "C" int loom_type_describe(MPI_Datatype type, char* buf, int buflen) {
+  const auto* plan = loom::interpose::find_plan(type);
+  const std::string text = plan ? plan->describe : std::string("host (no Loom plan)");
+  if (buf && buflen > 0) {
+    const size_t n = std::min(text.size(), static_cast<size_t>(buflen - 1));
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+  }
+  return static_cast<int>(text.size());
+}

@@ -1,0 +1,130 @@
+#include "interpose/runtime.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "loom/loom.h"
+
+namespace loom::interpose {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+Config read_config() {
+  Config c;
+  c.disabled = env_flag("LOOM_DISABLE");
+  c.stats = env_flag("LOOM_STATS");
+  c.debug = env_flag("LOOM_DEBUG");
+  c.isa = pack::best_isa();
+  c.stream_bytes = pack::Plan::kDefaultStreamBytes;
+  if (const char* v = std::getenv("LOOM_STREAM_BYTES"); v && *v) {
+    char* end = nullptr;
+    const long long bytes = std::strtoll(v, &end, 10);
+    if (*end || bytes < 0)
+      std::fprintf(stderr, "loom: LOOM_STREAM_BYTES=%s is not a byte count; using %lld\n", v,
+                   static_cast<long long>(c.stream_bytes));
+    else
+      c.stream_bytes = bytes;
+  }
+  if (const char* isa = std::getenv("LOOM_ISA"); isa && *isa) {
+    pack::Isa requested;
+    if (!pack::parse_isa(isa, &requested))
+      std::fprintf(stderr, "loom: LOOM_ISA=%s is not one of scalar, avx2, avx512; using %s\n", isa,
+                   pack::isa_name(c.isa));
+    else if (!pack::isa_supported(requested))
+      std::fprintf(stderr, "loom: LOOM_ISA=%s is not supported by this CPU; using %s\n", isa,
+                   pack::isa_name(c.isa));
+    else
+      c.isa = requested;
+  }
+  return c;
+}
+
+constexpr int kCounters = static_cast<int>(Counter::kCount);
+
+struct ThreadCounters {
+  std::atomic<uint64_t> value[kCounters] = {};
+};
+
+// Blocks live until exit so counts of finished threads still add up.
+std::mutex registry_mutex;
+std::vector<std::unique_ptr<ThreadCounters>>& registry() {
+  static auto* blocks = new std::vector<std::unique_ptr<ThreadCounters>>();
+  return *blocks;
+}
+
+ThreadCounters& this_thread_counters() {
+  static thread_local ThreadCounters* mine = [] {
+    auto block = std::make_unique<ThreadCounters>();
+    ThreadCounters* raw = block.get();
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    registry().push_back(std::move(block));
+    return raw;
+  }();
+  return *mine;
+}
+
+}  // namespace
+
+const Config& config() {
+  static const Config c = read_config();
+  return c;
+}
+
+void count(Counter which, uint64_t amount) {
+  auto& slot = this_thread_counters().value[static_cast<int>(which)];
+  slot.store(slot.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
+uint64_t total(Counter which) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  uint64_t sum = 0;
+  for (const auto& block : registry())
+    sum += block->value[static_cast<int>(which)].load(std::memory_order_relaxed);
+  return sum;
+}
+
+void print_stats(int rank) {
+  loom_stats s;
+  loom_get_stats(&s);
+  std::fprintf(stderr,
+               "[loom] rank %d: isa=%s types committed=%llu accelerated=%llu | "
+               "MPI_Pack loom=%llu host=%llu bytes=%llu time=%.6fs | "
+               "MPI_Unpack loom=%llu host=%llu bytes=%llu time=%.6fs\n",
+               rank, pack::isa_name(config().isa), (unsigned long long)s.types_committed,
+               (unsigned long long)s.types_accelerated, (unsigned long long)s.pack_calls_loom,
+               (unsigned long long)s.pack_calls_host, (unsigned long long)s.pack_bytes_loom,
+               s.pack_seconds, (unsigned long long)s.unpack_calls_loom,
+               (unsigned long long)s.unpack_calls_host, (unsigned long long)s.unpack_bytes_loom,
+               s.unpack_seconds);
+}
+
+}  // namespace loom::interpose
+
+using loom::interpose::Counter;
+using loom::interpose::total;
+
+extern "C" int loom_is_active(void) {
+  return loom::interpose::config().disabled ? 0 : 1;
+}
+
+extern "C" void loom_get_stats(loom_stats* out) {
+  if (!out) return;
+  out->pack_calls_loom = total(Counter::PackLoom);
+  out->pack_calls_host = total(Counter::PackHost);
+  out->unpack_calls_loom = total(Counter::UnpackLoom);
+  out->unpack_calls_host = total(Counter::UnpackHost);
+  out->pack_bytes_loom = total(Counter::PackBytes);
+  out->unpack_bytes_loom = total(Counter::UnpackBytes);
+  out->types_committed = total(Counter::TypesCommitted);
+  out->types_accelerated = total(Counter::TypesAccelerated);
+  out->pack_seconds = static_cast<double>(total(Counter::PackNanoseconds)) * 1e-9;
+  out->unpack_seconds = static_cast<double>(total(Counter::UnpackNanoseconds)) * 1e-9;
+}

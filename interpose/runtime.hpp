@@ -1,0 +1,64 @@
+// Process-wide configuration (read once from the environment) and statistics.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "pack/plan.hpp"
+
+namespace loom::interpose {
+
+struct Config {
+  bool disabled = false;              // LOOM_DISABLE=1: pure pass-through
+  bool stats = false;                 // LOOM_STATS=1: report at MPI_Finalize, time the kernels
+  bool debug = false;                 // LOOM_DEBUG=1: print each committed type's plan
+  pack::Isa isa = pack::Isa::Scalar;  // LOOM_ISA=scalar|avx2|avx512, default: best available
+  int64_t stream_bytes = 0;           // LOOM_STREAM_BYTES: packs this large use non-temporal stores
+};
+const Config& config();
+
+enum class Counter : int {
+  PackLoom,
+  PackHost,
+  UnpackLoom,
+  UnpackHost,
+  PackBytes,
+  UnpackBytes,
+  TypesCommitted,
+  TypesAccelerated,
+  PackNanoseconds,
+  UnpackNanoseconds,
+  kCount
+};
+
+// Adds to this thread's counter; each thread owns its block, so this is one relaxed
+// add with no sharing between threads.
+void count(Counter which, uint64_t amount = 1);
+uint64_t total(Counter which);  // summed over all threads
+
+// Times a scope into a counter, only when LOOM_STATS is on.
+class KernelTimer {
+ public:
+  explicit KernelTimer(Counter which) : which_(which), on_(config().stats) {
+    if (on_) start_ = std::chrono::steady_clock::now();
+  }
+  ~KernelTimer() {
+    if (on_)
+      count(which_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now() - start_)
+                                              .count()));
+  }
+  KernelTimer(const KernelTimer&) = delete;
+  KernelTimer& operator=(const KernelTimer&) = delete;
+
+ private:
+  Counter which_;
+  bool on_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Prints the LOOM_STATS report for this rank to stderr.
+void print_stats(int rank);
+
+}  // namespace loom::interpose

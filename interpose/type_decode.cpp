@@ -1,0 +1,188 @@
+#include "interpose/type_decode.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace loom::interpose {
+namespace {
+
+using types::Layout;
+using types::make_dense;
+using types::make_repeat;
+using types::make_sequence;
+using types::NodeRef;
+
+struct Unsupported {
+  std::string why;
+};
+
+MPI_Aint extent_of(MPI_Datatype t) {
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(t, &lb, &extent);
+  return extent;
+}
+
+// Pair types have a gap between their members, so they are not one dense run.
+template <typename First, typename Second>
+NodeRef pair_layout() {
+  struct Pair {
+    First a;
+    Second b;
+  };
+  return make_sequence({{0, make_dense(sizeof(First))},
+                        {static_cast<int64_t>(offsetof(Pair, b)), make_dense(sizeof(Second))}});
+}
+
+NodeRef named_layout(MPI_Datatype t) {
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_size(t, &size);
+  PMPI_Type_get_extent(t, &lb, &extent);
+  if (lb == 0 && extent == size) return make_dense(size);
+  if (t == MPI_DOUBLE_INT) return pair_layout<double, int>();
+  if (t == MPI_LONG_INT) return pair_layout<long, int>();
+  if (t == MPI_SHORT_INT) return pair_layout<short, int>();
+  if (t == MPI_FLOAT_INT) return pair_layout<float, int>();
+  if (t == MPI_LONG_DOUBLE_INT) return pair_layout<long double, int>();
+  if (t == MPI_2INT) return pair_layout<int, int>();
+  throw Unsupported{"named type with gaps that Loom does not know"};
+}
+
+// Owns the handles MPI_Type_get_contents returns; derived ones must be freed.
+struct Contents {
+  int combiner = 0;
+  std::vector<int> ints;
+  std::vector<MPI_Aint> addrs;
+  std::vector<MPI_Datatype> types;
+
+  explicit Contents(MPI_Datatype t) {
+    int ni = 0, na = 0, nt = 0;
+    PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
+    if (combiner == MPI_COMBINER_NAMED) return;
+    ints.resize(ni);
+    addrs.resize(na);
+    types.resize(nt);
+    if (PMPI_Type_get_contents(t, ni, na, nt, ints.data(), addrs.data(), types.data()) !=
+        MPI_SUCCESS)
+      throw Unsupported{"MPI_Type_get_contents failed"};
+  }
+  ~Contents() {
+    for (MPI_Datatype& child : types) {
+      int ni, na, nt, comb;
+      PMPI_Type_get_envelope(child, &ni, &na, &nt, &comb);
+      if (comb != MPI_COMBINER_NAMED) PMPI_Type_free(&child);
+    }
+  }
+  Contents(const Contents&) = delete;
+  Contents& operator=(const Contents&) = delete;
+};
+
+NodeRef decode(MPI_Datatype t, int depth);
+
+// `count` copies of `child`, each `stride` bytes apart (the MPI "blocklength" pattern).
+NodeRef run_of(int64_t count, MPI_Datatype child_type, const NodeRef& child) {
+  return make_repeat(count, extent_of(child_type), child);
+}
+
+NodeRef decode_subarray(const Contents& c, const NodeRef& child) {
+  const int ndims = c.ints[0];
+  const int* sizes = &c.ints[1];
+  const int* subsizes = &c.ints[1 + ndims];
+  const int* starts = &c.ints[1 + 2 * ndims];
+  const int order = c.ints[1 + 3 * ndims];
+  const int64_t element = extent_of(c.types[0]);
+  // Strides of each dimension in bytes; dimension order per C or Fortran layout.
+  std::vector<int64_t> stride(ndims);
+  int64_t step = element;
+  for (int k = 0; k < ndims; ++k) {
+    const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
+    stride[d] = step;
+    step *= sizes[d];
+  }
+  NodeRef node = child;
+  int64_t disp = 0;
+  for (int k = 0; k < ndims; ++k) {
+    const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;  // innermost first
+    node = make_repeat(subsizes[d], stride[d], node);
+    disp += starts[d] * stride[d];
+  }
+  return make_sequence({{disp, node}});
+}
+
+NodeRef decode(MPI_Datatype t, int depth) {
+  if (depth > 64) throw Unsupported{"type nesting deeper than 64"};
+  Contents c(t);
+  if (c.combiner == MPI_COMBINER_NAMED) return named_layout(t);
+  auto child = [&](size_t i) { return decode(c.types[i], depth + 1); };
+  switch (c.combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED:  // same typemap; lb/extent come from the host
+      return child(0);
+    case MPI_COMBINER_CONTIGUOUS:
+      return run_of(c.ints[0], c.types[0], child(0));
+    case MPI_COMBINER_VECTOR: {
+      const NodeRef block = run_of(c.ints[1], c.types[0], child(0));
+      return make_repeat(c.ints[0], static_cast<int64_t>(c.ints[2]) * extent_of(c.types[0]), block);
+    }
+    case MPI_COMBINER_HVECTOR: {
+      const NodeRef block = run_of(c.ints[1], c.types[0], child(0));
+      return make_repeat(c.ints[0], c.addrs[0], block);
+    }
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED: {
+      const int count = c.ints[0];
+      const NodeRef element = child(0);
+      const int64_t extent = extent_of(c.types[0]);
+      std::vector<types::Placed> items;
+      items.reserve(count);
+      for (int i = 0; i < count; ++i) {
+        const int64_t disp = c.combiner == MPI_COMBINER_INDEXED
+                                 ? static_cast<int64_t>(c.ints[1 + count + i]) * extent
+                                 : static_cast<int64_t>(c.addrs[i]);
+        items.push_back({disp, make_repeat(c.ints[1 + i], extent, element)});
+      }
+      return make_sequence(std::move(items));
+    }
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK: {
+      const int count = c.ints[0];
+      const int64_t extent = extent_of(c.types[0]);
+      const NodeRef block = run_of(c.ints[1], c.types[0], child(0));
+      std::vector<types::Placed> items;
+      items.reserve(count);
+      for (int i = 0; i < count; ++i) {
+        const int64_t disp = c.combiner == MPI_COMBINER_INDEXED_BLOCK
+                                 ? static_cast<int64_t>(c.ints[2 + i]) * extent
+                                 : static_cast<int64_t>(c.addrs[i]);
+        items.push_back({disp, block});
+      }
+      return make_sequence(std::move(items));
+    }
+    case MPI_COMBINER_STRUCT: {
+      const int count = c.ints[0];
+      std::vector<types::Placed> items;
+      items.reserve(count);
+      for (int i = 0; i < count; ++i)
+        items.push_back(
+            {static_cast<int64_t>(c.addrs[i]), run_of(c.ints[1 + i], c.types[i], child(i))});
+      return make_sequence(std::move(items));
+    }
+    case MPI_COMBINER_SUBARRAY:
+      return decode_subarray(c, child(0));
+    default:
+      throw Unsupported{"combiner " + std::to_string(c.combiner) + " is not decoded by Loom"};
+  }
+}
+
+}  // namespace
+
+std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not) {
+  try {
+    return types::Layout{{0, decode(type, 0)}};
+  } catch (const Unsupported& u) {
+    if (why_not) *why_not = u.why;
+    return std::nullopt;
+  }
+}
+
+}  // namespace loom::interpose

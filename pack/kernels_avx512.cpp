@@ -1,0 +1,129 @@
+// AVX-512 kernels (compiled with -mavx512f -mavx512bw -mavx512vbmi). Blocks shorter
+// than a cache line are moved a 64-byte window at a time: one byte permutation
+// (vpermb) gathers every block the window holds, and byte-masked loads/stores keep
+// the tails inside the buffers. Unpack writes through a byte mask, so bytes between
+// blocks are never written, not even with their own value (other threads may own them).
+#include <immintrin.h>
+
+#include "pack/kernels.hpp"
+#include "pack/row_loops.hpp"
+
+namespace loom::pack {
+namespace {
+
+constexpr int64_t kWindow = 64;
+
+inline __mmask64 low_bytes(int64_t n) {
+  return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
+}
+
+// Window geometry shared by pack and unpack.
+struct Window {
+  int64_t block = 0, stride = 0;
+  int64_t blocks;                        // whole blocks inside one 64-byte strided window
+  int64_t packed_bytes;                  // blocks * block
+  __mmask64 block_mask = 0;              // window bytes that belong to a block
+  alignas(64) uint8_t gather[kWindow];   // packed byte j <- window byte gather[j]
+  alignas(64) uint8_t scatter[kWindow];  // window byte p <- packed byte scatter[p]
+
+  void build(int64_t block_size, int64_t stride_) {
+    block = block_size;
+    stride = stride_;
+    blocks = (kWindow - block) / stride + 1;
+    packed_bytes = blocks * block;
+    block_mask = 0;
+    for (int64_t j = 0; j < kWindow; ++j) {
+      gather[j] = static_cast<uint8_t>(j < packed_bytes ? (j / block) * stride + j % block : 0);
+      const int64_t b = j / stride, within = j % stride;
+      const bool in_block = b < blocks && within < block;
+      scatter[j] = static_cast<uint8_t>(in_block ? b * block + within : 0);
+      if (in_block) block_mask |= __mmask64{1} << j;
+    }
+  }
+  // Strided-window bytes covered by the first r blocks.
+  __mmask64 first_blocks(int64_t r) const {
+    return block_mask & low_bytes((r - 1) * stride + block);
+  }
+};
+
+// Rows of one type repeat the same geometry, so each thread keeps its last window.
+const Window& window_for(int64_t block, int64_t stride) {
+  static thread_local Window cached;
+  if (cached.block != block || cached.stride != stride) cached.build(block, stride);
+  return cached;
+}
+
+// The zero-masking form sidesteps a GCC 12 -Wmaybe-uninitialized false positive in the
+// unmasked intrinsic; with an all-ones mask it is the same instruction.
+inline __m512i permute_bytes(__m512i index, __m512i v) {
+  return _mm512_maskz_permutexvar_epi8(~__mmask64{0}, index, v);
+}
+
+bool window_applies(int64_t block, int64_t stride, int64_t n) {
+  return block > 0 && stride > block && block + stride <= kWindow && n >= 2;
+}
+
+void pack_avx512(char* packed, const char* strided, int64_t block, int64_t n, int64_t stride) {
+  if (!window_applies(block, stride, n)) return pack_blocks(packed, strided, block, n, stride);
+  const Window& w = window_for(block, stride);
+  const __m512i gather = _mm512_load_si512(w.gather);
+  const char* strided_end = strided + (n - 1) * stride + block;
+  const char* packed_end = packed + n * block;
+  const int64_t step = w.blocks * stride;
+  int64_t done = 0;
+  while (n - done >= w.blocks && strided + kWindow <= strided_end &&
+         packed + kWindow <= packed_end) {
+    const __m512i v = _mm512_loadu_si512(strided);
+    _mm512_storeu_si512(packed, permute_bytes(gather, v));
+    strided += step;
+    packed += w.packed_bytes;
+    done += w.blocks;
+  }
+  while (done < n) {
+    const int64_t r = n - done < w.blocks ? n - done : w.blocks;
+    const __m512i v = _mm512_maskz_loadu_epi8(w.first_blocks(r), strided);
+    _mm512_mask_storeu_epi8(packed, low_bytes(r * block), permute_bytes(gather, v));
+    strided += r * stride;
+    packed += r * block;
+    done += r;
+  }
+}
+
+void unpack_avx512(char* strided, const char* packed, int64_t block, int64_t n, int64_t stride) {
+  if (!window_applies(block, stride, n)) return unpack_blocks(strided, packed, block, n, stride);
+  const Window& w = window_for(block, stride);
+  const __m512i scatter = _mm512_load_si512(w.scatter);
+  const char* packed_end = packed + n * block;
+  const int64_t step = w.blocks * stride;
+  int64_t done = 0;
+  while (n - done >= w.blocks && packed + kWindow <= packed_end) {
+    const __m512i v = _mm512_loadu_si512(packed);
+    _mm512_mask_storeu_epi8(strided, w.block_mask, permute_bytes(scatter, v));
+    strided += step;
+    packed += w.packed_bytes;
+    done += w.blocks;
+  }
+  while (done < n) {
+    const int64_t r = n - done < w.blocks ? n - done : w.blocks;
+    const __m512i v = _mm512_maskz_loadu_epi8(low_bytes(r * block), packed);
+    _mm512_mask_storeu_epi8(strided, w.first_blocks(r), permute_bytes(scatter, v));
+    strided += r * stride;
+    packed += r * block;
+    done += r;
+  }
+}
+
+void stream_copy_avx512(char* dst, const char* src, int64_t bytes) {
+  stream_copy_with(dst, src, bytes, [](char* d, const char* s) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d), _mm512_loadu_si512(s));
+  });
+  _mm_sfence();
+}
+
+}  // namespace
+
+namespace detail {
+const RowKernels kAvx512Kernels = {pack_avx512, unpack_avx512, stream_copy_avx512};
+}
+
+}  // namespace loom::pack

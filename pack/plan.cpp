@@ -1,0 +1,322 @@
+#include "pack/plan.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace loom::pack {
+
+using types::Node;
+
+namespace {
+
+int64_t strided_size(const Op& op) {
+  int64_t size = op.block;
+  for (int d = 0; d < op.ndims; ++d) size *= op.count[d];
+  return size;
+}
+
+inline const char* at(uintptr_t base, int64_t disp) {
+  return reinterpret_cast<const char*>(base + static_cast<uintptr_t>(disp));
+}
+
+// Lowers one placed node into ops of the current level; loop bodies are compiled by
+// `compile_body` into their own op ranges.
+template <typename CompileBody>
+void lower(int64_t disp, const types::NodeRef& node, std::vector<Op>& level,
+           CompileBody&& compile_body) {
+  switch (node->kind) {
+    case Node::Kind::Dense: {
+      Op op;
+      op.kind = Op::Kind::Copy;
+      op.disp = disp;
+      op.block = node->size;
+      op.size = node->size;
+      level.push_back(op);
+      return;
+    }
+    case Node::Kind::Sequence:
+      for (const auto& item : node->items) lower(disp + item.disp, item.node, level, compile_body);
+      return;
+    case Node::Kind::Repeat: {
+      int64_t counts[kMaxDims], strides[kMaxDims];
+      int depth = 0;
+      const Node* cur = node.get();
+      while (cur->kind == Node::Kind::Repeat && depth < kMaxDims) {
+        counts[depth] = cur->count;
+        strides[depth] = cur->stride;
+        ++depth;
+        cur = cur->child.get();
+      }
+      Op op;
+      op.disp = disp;
+      if (cur->kind == Node::Kind::Dense) {
+        op.kind = Op::Kind::Strided;
+        op.ndims = depth;
+        op.block = cur->size;
+        for (int d = 0; d < depth; ++d) {
+          op.count[d] = counts[depth - 1 - d];
+          op.stride[d] = strides[depth - 1 - d];
+        }
+        op.size = strided_size(op);
+      } else {
+        op.kind = Op::Kind::Loop;
+        op.ndims = 1;
+        op.count[0] = node->count;
+        op.stride[0] = node->stride;
+        int64_t body_size = 0;
+        compile_body(node->child, op.first, op.last, body_size);
+        op.size = node->count * body_size;
+      }
+      level.push_back(op);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa, int64_t stream_bytes)
+    : extent_(extent), stream_bytes_(stream_bytes), isa_(isa), kernels_(row_kernels(isa)) {
+  size_ = types::packed_size(canonical);
+  const uint32_t first = compile(canonical, 0);
+  // The element program is the last range compiled; move it to the front so that
+  // [0, top_ops_) is the program and loop bodies follow.
+  std::vector<Op> program(ops_.begin() + first, ops_.end());
+  ops_.resize(first);
+  const uint32_t shift = static_cast<uint32_t>(program.size());
+  for (auto& op : ops_)
+    if (op.kind == Op::Kind::Loop) op.first += shift, op.last += shift;
+  for (auto& op : program)
+    if (op.kind == Op::Kind::Loop) op.first += shift, op.last += shift;
+  ops_.insert(ops_.begin(), program.begin(), program.end());
+  top_ops_ = shift;
+}
+
+// Compiles `items` into a contiguous op range appended to ops_ and returns its start.
+// Runs of plain copies become one List op over the offset/length arrays.
+uint32_t Plan::compile(const types::Layout& items, int64_t origin) {
+  std::vector<Op> level;
+  auto compile_body = [this](const types::NodeRef& child, uint32_t& first, uint32_t& last,
+                             int64_t& body_size) {
+    first = compile({{0, child}}, 0);
+    last = static_cast<uint32_t>(ops_.size());
+    body_size = child->size;
+  };
+  for (const auto& item : items) lower(origin + item.disp, item.node, level, compile_body);
+
+  std::vector<Op> merged;
+  for (size_t i = 0; i < level.size();) {
+    size_t j = i;
+    while (j < level.size() && level[j].kind == Op::Kind::Copy) ++j;
+    if (j - i >= 2) {
+      Op list;
+      list.kind = Op::Kind::List;
+      list.first = static_cast<uint32_t>(list_disp_.size());
+      for (size_t k = i; k < j; ++k) {
+        list_disp_.push_back(level[k].disp);
+        list_len_.push_back(level[k].block);
+        list.size += level[k].block;
+      }
+      list.last = static_cast<uint32_t>(list_disp_.size());
+      merged.push_back(list);
+      i = j;
+    } else {
+      merged.push_back(level[i]);
+      ++i;
+    }
+  }
+  const uint32_t first = static_cast<uint32_t>(ops_.size());
+  ops_.insert(ops_.end(), merged.begin(), merged.end());
+  return first;
+}
+
+namespace {
+
+// Calls visit(row) for each innermost row of a strided op, in typemap order.
+template <typename Visit>
+void for_each_row(const Op& op, uintptr_t base, Visit&& visit) {
+  const char* origin = at(base, op.disp);
+  if (op.ndims == 1) return visit(origin);
+  if (op.ndims == 2) {
+    for (int64_t i = 0; i < op.count[1]; ++i) visit(origin + i * op.stride[1]);
+    return;
+  }
+  // Odometer over the outer dimensions.
+  int64_t index[kMaxDims] = {};
+  int64_t rows = 1;
+  for (int d = 1; d < op.ndims; ++d) rows *= op.count[d];
+  const char* row = origin;
+  for (int64_t r = 0; r < rows; ++r) {
+    visit(row);
+    for (int d = 1; d < op.ndims; ++d) {
+      row += op.stride[d];
+      if (++index[d] < op.count[d]) break;
+      row -= op.count[d] * op.stride[d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+template <bool kPack>
+void Plan::run_strided(const Op& op, uintptr_t base, char* packed) const {
+  const int64_t row_bytes = op.count[0] * op.block;
+  for_each_row(op, base, [&](const char* row) {
+    if constexpr (kPack)
+      kernels_.pack(packed, row, op.block, op.count[0], op.stride[0]);
+    else
+      kernels_.unpack(const_cast<char*>(row), packed, op.block, op.count[0], op.stride[0]);
+    packed += row_bytes;
+  });
+}
+
+// Packs through a small cache-resident bounce buffer and streams it out with
+// non-temporal stores; big blocks stream straight from the source.
+void Plan::pack_strided_streaming(const Op& op, uintptr_t base, char* packed) const {
+  constexpr int64_t kBounceBytes = 16384;
+  if (op.block >= kBounceBytes / 4) {
+    for_each_row(op, base, [&](const char* row) {
+      for (int64_t i = 0; i < op.count[0]; ++i, packed += op.block)
+        kernels_.stream_copy(packed, row + i * op.stride[0], op.block);
+    });
+    return;
+  }
+  alignas(64) static thread_local char bounce[kBounceBytes];
+  int64_t fill = 0;
+  const int64_t capacity = kBounceBytes / op.block;
+  for_each_row(op, base, [&](const char* row) {
+    for (int64_t i = 0; i < op.count[0];) {
+      int64_t take = std::min(capacity - fill / op.block, op.count[0] - i);
+      if (take == 0) {
+        kernels_.stream_copy(packed, bounce, fill);
+        packed += fill;
+        fill = 0;
+        continue;
+      }
+      kernels_.pack(bounce + fill, row + i * op.stride[0], op.block, take, op.stride[0]);
+      fill += take * op.block;
+      i += take;
+    }
+  });
+  kernels_.stream_copy(packed, bounce, fill);
+}
+
+template <bool kPack>
+void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) const {
+  for (uint32_t i = first; i < last; ++i) {
+    const Op& op = ops_[i];
+    switch (op.kind) {
+      case Op::Kind::Copy:
+        if constexpr (kPack)
+          std::memcpy(packed, at(base, op.disp), static_cast<size_t>(op.block));
+        else
+          std::memcpy(const_cast<char*>(at(base, op.disp)), packed, static_cast<size_t>(op.block));
+        break;
+      case Op::Kind::Strided:
+        run_strided<kPack>(op, base, packed);
+        break;
+      case Op::Kind::List: {
+        char* out = packed;
+        for (uint32_t k = op.first; k < op.last; ++k) {
+          char* user = const_cast<char*>(at(base, list_disp_[k]));
+          if constexpr (kPack)
+            kernels_.pack(out, user, list_len_[k], 1, 0);
+          else
+            kernels_.unpack(user, out, list_len_[k], 1, 0);
+          out += list_len_[k];
+        }
+        break;
+      }
+      case Op::Kind::Loop: {
+        char* out = packed;
+        for (int64_t k = 0; k < op.count[0]; ++k)
+          run<kPack>(op.first, op.last, base + static_cast<uintptr_t>(op.disp + k * op.stride[0]),
+                     out);
+        break;
+      }
+    }
+    packed += op.size;
+  }
+}
+
+template <bool kPack>
+void Plan::execute(uintptr_t base, int64_t count, char* packed) const {
+  if (count <= 0 || size_ == 0) return;
+  if (kPack && count == 1 && top_ops_ == 1 && ops_[0].kind == Op::Kind::Strided &&
+      size_ >= stream_bytes_)
+    return pack_strided_streaming(ops_[0], base, packed);
+  if (count > 1 && top_ops_ == 1) {
+    // A single-op element: fold the count into the op as one more (outer) dimension.
+    Op op = ops_[0];
+    if (op.kind == Op::Kind::Copy) {
+      op.kind = Op::Kind::Strided;
+      op.ndims = 0;
+    }
+    if (op.kind == Op::Kind::Strided && op.ndims < kMaxDims) {
+      if (op.ndims > 0 && extent_ == op.count[op.ndims - 1] * op.stride[op.ndims - 1]) {
+        op.count[op.ndims - 1] *= count;
+      } else if (op.ndims == 0 && extent_ == op.block) {
+        op.block *= count;
+        op.ndims = 1;
+        op.count[0] = 1;
+        op.stride[0] = op.block;
+      } else {
+        op.count[op.ndims] = count;
+        op.stride[op.ndims] = extent_;
+        ++op.ndims;
+      }
+      if (kPack && count * size_ >= stream_bytes_) return pack_strided_streaming(op, base, packed);
+      return run_strided<kPack>(op, base, packed);
+    }
+  }
+  for (int64_t i = 0; i < count; ++i)
+    run<kPack>(0, top_ops_, base + static_cast<uintptr_t>(i * extent_), packed);
+}
+
+void Plan::pack(const void* base, int64_t count, void* packed) const {
+  execute<true>(reinterpret_cast<uintptr_t>(base), count, static_cast<char*>(packed));
+}
+
+void Plan::unpack(const void* packed, int64_t count, void* base) const {
+  execute<false>(reinterpret_cast<uintptr_t>(base), count,
+                 const_cast<char*>(static_cast<const char*>(packed)));
+}
+
+std::string Plan::kind() const {
+  if (size_ == 0) return "empty";
+  if (top_ops_ == 1) {
+    const Op& op = ops_[0];
+    switch (op.kind) {
+      case Op::Kind::Copy:
+        return "dense";
+      case Op::Kind::Strided:
+        return "strided-" + std::to_string(op.ndims) + "d";
+      case Op::Kind::List:
+        return "list";
+      case Op::Kind::Loop:
+        break;
+    }
+  }
+  return "program";
+}
+
+std::string Plan::describe() const {
+  std::string out = kind() + " size=" + std::to_string(size_) +
+                    " extent=" + std::to_string(extent_) + " isa=" + isa_name(isa_) +
+                    " ops=" + std::to_string(ops_.size());
+  if (top_ops_ >= 1 && ops_[0].kind == Op::Kind::Strided) {
+    const Op& op = ops_[0];
+    out += " block=" + std::to_string(op.block) + " dims=";
+    for (int d = 0; d < op.ndims; ++d) {
+      if (d) out += ',';
+      out += std::to_string(op.count[d]);
+      out += 'x';
+      out += std::to_string(op.stride[d]);
+    }
+  }
+  if (!list_disp_.empty()) out += " list_entries=" + std::to_string(list_disp_.size());
+  return out;
+}
+
+}  // namespace loom::pack

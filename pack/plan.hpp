@@ -1,0 +1,73 @@
+// A Plan is a canonical layout compiled into the cheapest executor: one copy for dense
+// types, N-dimensional strided-block kernels for regular types, a compact offset/length
+// list for irregular ones, and loops over sub-programs for everything else. Plans are
+// immutable after construction and safe to share between threads.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pack/kernels.hpp"
+#include "types/ir.hpp"
+
+namespace loom::pack {
+
+constexpr int kMaxDims = 8;
+
+struct Op {
+  enum class Kind : uint8_t { Copy, Strided, List, Loop };
+  Kind kind = Kind::Copy;
+  int ndims = 0;                 // Strided: dims used; Loop: always 1
+  int64_t disp = 0;              // byte displacement from the element origin
+  int64_t block = 0;             // Copy: length; Strided: bytes per block
+  int64_t size = 0;              // packed bytes the op produces
+  int64_t count[kMaxDims] = {};  // Strided: innermost first; Loop: iterations in count[0]
+  int64_t stride[kMaxDims] = {};
+  uint32_t first = 0, last = 0;  // List: entries [first,last); Loop: body ops [first,last)
+};
+
+class Plan {
+ public:
+  // Packs producing at least this many bytes write their output with non-temporal
+  // stores. Off by default: on the EPYC machines Loom is measured on, streaming through
+  // a bounce buffer was slower than cached stores at every block size (LOOM_STREAM_BYTES).
+  static constexpr int64_t kDefaultStreamBytes = INT64_MAX;
+
+  // `extent` is the type's extent: element i of a count starts i * extent bytes later.
+  Plan(const types::Layout& canonical, int64_t extent, Isa isa,
+       int64_t stream_bytes = kDefaultStreamBytes);
+
+  int64_t size() const { return size_; }
+  int64_t extent() const { return extent_; }
+  Isa isa() const { return isa_; }
+  // Packs `count` elements starting at `base` (which may be MPI_BOTTOM, i.e. null, with
+  // absolute displacements) into `packed`, which receives count * size() bytes.
+  void pack(const void* base, int64_t count, void* packed) const;
+  void unpack(const void* packed, int64_t count, void* base) const;
+  // "dense", "strided-2d", "list", "program"...
+  std::string kind() const;
+  std::string describe() const;
+  const std::vector<Op>& ops() const { return ops_; }
+
+ private:
+  uint32_t compile(const types::Layout& items, int64_t origin);
+  void add_node(int64_t disp, const types::NodeRef& node);
+  template <bool kPack>
+  void run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) const;
+  template <bool kPack>
+  void run_strided(const Op& op, uintptr_t base, char* packed) const;
+  void pack_strided_streaming(const Op& op, uintptr_t base, char* packed) const;
+  template <bool kPack>
+  void execute(uintptr_t base, int64_t count, char* packed) const;
+
+  std::vector<Op> ops_;
+  uint32_t top_ops_ = 0;  // ops [0, top_ops_) form the element's program
+  std::vector<int64_t> list_disp_, list_len_;
+  int64_t size_ = 0, extent_ = 0, stream_bytes_ = 0;
+  Isa isa_;
+  RowKernels kernels_;
+};
+
+}  // namespace loom::pack

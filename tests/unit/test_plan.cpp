@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "pack/plan.hpp"
+#include "tests/unit/random_layout.hpp"
+#include "types/ir.hpp"
+
+using namespace loom;
+using loom::test::block_stream;
+
+namespace {
+
+std::vector<pack::Isa> supported_isas() {
+  std::vector<pack::Isa> out;
+  for (pack::Isa isa : {pack::Isa::Scalar, pack::Isa::Avx2, pack::Isa::Avx512})
+    if (pack::isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+constexpr unsigned char kGuard = 0xA5;
+constexpr int64_t kGuardBytes = 64;
+
+// Reference pack/unpack straight from the typemap.
+void reference_pack(const std::vector<std::pair<int64_t, int64_t>>& blocks, const char* base,
+                    char* out) {
+  for (auto [off, len] : blocks) {
+    std::memcpy(out, base + off, static_cast<size_t>(len));
+    out += len;
+  }
+}
+void reference_unpack(const std::vector<std::pair<int64_t, int64_t>>& blocks, const char* in,
+                      char* base) {
+  for (auto [off, len] : blocks) {
+    std::memcpy(base + off, in, static_cast<size_t>(len));
+    in += len;
+  }
+}
+
+// Packs and unpacks `count` elements with the plan and the reference; the packed bytes,
+// the unpacked buffers (gaps included) and the guard bytes around both must agree.
+void check_plan_with(const types::Layout& layout, int64_t count, int64_t extent, pack::Isa isa,
+                     int64_t stream_bytes, const std::string& what) {
+  const types::Layout canonical = types::canonicalize(layout);
+  const pack::Plan plan(canonical, extent, isa, stream_bytes);
+  const auto blocks = block_stream(layout, count, extent);
+  int64_t lo = 0, hi = 0;
+  for (auto [off, len] : blocks) lo = std::min(lo, off), hi = std::max(hi, off + len);
+  const int64_t span = hi - lo + 2 * kGuardBytes;
+  const int64_t packed_bytes = count * plan.size();
+  ASSERT_EQ(packed_bytes, count * types::packed_size(layout)) << what;
+
+  std::vector<char> user(static_cast<size_t>(span));
+  for (size_t i = 0; i < user.size(); ++i) user[i] = static_cast<char>(i * 131 + 7);
+  const char* base = user.data() + kGuardBytes - lo;
+
+  std::vector<char> expect(static_cast<size_t>(packed_bytes + 2 * kGuardBytes), char(kGuard));
+  std::vector<char> got(expect);
+  reference_pack(blocks, base, expect.data() + kGuardBytes);
+  plan.pack(base, count, got.data() + kGuardBytes);
+  ASSERT_EQ(expect, got) << what << " plan: " << plan.describe();
+
+  std::vector<char> expect_user(static_cast<size_t>(span), char(kGuard));
+  std::vector<char> got_user(expect_user);
+  reference_unpack(blocks, expect.data() + kGuardBytes, expect_user.data() + kGuardBytes - lo);
+  plan.unpack(expect.data() + kGuardBytes, count, got_user.data() + kGuardBytes - lo);
+  ASSERT_EQ(expect_user, got_user) << what << " (unpack) plan: " << plan.describe();
+}
+
+// Both the cached-store path and the streaming (non-temporal) path.
+void check_plan(const types::Layout& layout, int64_t count, int64_t extent, pack::Isa isa,
+                const std::string& what) {
+  check_plan_with(layout, count, extent, isa, pack::Plan::kDefaultStreamBytes, what);
+  check_plan_with(layout, count, extent, isa, 1, what + " [streaming]");
+}
+
+TEST(RowKernels, AllBlockAndStrideShapes) {
+  for (pack::Isa isa : supported_isas()) {
+    for (int64_t block = 1; block <= 72; block += (block < 20 ? 1 : 7))
+      for (int64_t gap : {1, 2, 3, 5, 8, 13, 31, 64})
+        for (int64_t n : {1, 2, 3, 7, 64, 129}) {
+          const int64_t stride = block + gap;
+          check_plan({{0, types::make_repeat(n, stride, types::make_dense(block))}}, 1, 0, isa,
+                     std::string(pack::isa_name(isa)) + " block=" + std::to_string(block) +
+                         " stride=" + std::to_string(stride) + " n=" + std::to_string(n));
+          if (HasFatalFailure()) return;
+        }
+  }
+}
+
+TEST(RowKernels, NegativeAndZeroStrides) {
+  for (pack::Isa isa : supported_isas())
+    for (int64_t stride : {-3, -8, -40, 0}) {
+      auto layout = types::Layout{{0, types::make_repeat(9, stride, types::make_dense(3))}};
+      // Zero stride packs the same bytes many times (valid for pack; unpack would race).
+      if (stride == 0) {
+        const pack::Plan plan(types::canonicalize(layout), 0, isa);
+        char src[3] = {1, 2, 3}, out[27];
+        plan.pack(src, 1, out);
+        for (int i = 0; i < 27; ++i) ASSERT_EQ(out[i], src[i % 3]);
+        continue;
+      }
+      check_plan(layout, 1, 0, isa, "stride " + std::to_string(stride));
+    }
+}
+
+TEST(Plan, CountFoldsIntoOuterDimension) {
+  for (pack::Isa isa : supported_isas()) {
+    auto vec = types::make_repeat(4, 16, types::make_dense(8));
+    check_plan({{0, vec}}, 5, 64, isa, "extent equals span of rows");
+    check_plan({{0, vec}}, 5, 56, isa, "resized extent");
+    check_plan({{0, types::make_dense(12)}}, 7, 12, isa, "dense count");
+    check_plan({{0, types::make_dense(12)}}, 7, 16, isa, "padded dense count");
+    check_plan({{0, types::make_dense(12)}}, 3, -20, isa, "negative extent");
+  }
+}
+
+TEST(Plan, KindsAreChosenByShape) {
+  using types::make_dense;
+  using types::make_repeat;
+  EXPECT_EQ(pack::Plan(types::canonicalize({{0, make_repeat(4, 8, make_dense(8))}}), 32,
+                       pack::Isa::Scalar)
+                .kind(),
+            "dense");
+  EXPECT_EQ(
+      pack::Plan(types::canonicalize({{0, make_repeat(3, 100, make_repeat(4, 16, make_dense(4)))}}),
+                 300, pack::Isa::Scalar)
+          .kind(),
+      "strided-2d");
+  EXPECT_EQ(pack::Plan(types::canonicalize({{0, types::make_sequence({{0, make_dense(3)},
+                                                                      {10, make_dense(5)},
+                                                                      {50, make_dense(1)}})}}),
+                       51, pack::Isa::Scalar)
+                .kind(),
+            "list");
+}
+
+TEST(Plan, RandomLayoutsMatchReference) {
+  const uint64_t seed = 42;
+  test::RandomLayouts gen(seed);
+  for (int i = 0; i < 3000; ++i) {
+    types::Layout layout = gen.layout(static_cast<int>(gen.pick(0, 4)));
+    const auto b = types::bounds(layout);
+    const int64_t count = gen.pick(0, 3);
+    const int64_t extent = (b.hi - b.lo) + gen.pick(-4, 16);
+    for (pack::Isa isa : supported_isas()) {
+      check_plan(layout, count, extent, isa,
+                 "seed " + std::to_string(seed) + " case " + std::to_string(i) + " " +
+                     pack::isa_name(isa) + " count " + std::to_string(count) + ": " +
+                     types::describe(layout));
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,134 @@
+#include "types/ir.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace loom::types {
+
+NodeRef make_dense(int64_t bytes) {
+  auto n = std::make_shared<Node>();
+  n->kind = Node::Kind::Dense;
+  n->size = bytes;
+  return n;
+}
+
+NodeRef make_repeat(int64_t count, int64_t stride, NodeRef child) {
+  auto n = std::make_shared<Node>();
+  n->kind = Node::Kind::Repeat;
+  n->count = count;
+  n->stride = stride;
+  n->size = count * child->size;
+  n->child = std::move(child);
+  return n;
+}
+
+NodeRef make_sequence(std::vector<Placed> items) {
+  auto n = std::make_shared<Node>();
+  n->kind = Node::Kind::Sequence;
+  for (const auto& item : items) n->size += item.node->size;
+  n->items = std::move(items);
+  return n;
+}
+
+int64_t packed_size(const Layout& layout) {
+  int64_t size = 0;
+  for (const auto& item : layout) size += item.node->size;
+  return size;
+}
+
+Bounds bounds(const Node& node) {
+  switch (node.kind) {
+    case Node::Kind::Dense:
+      return {0, node.size};
+    case Node::Kind::Repeat: {
+      if (node.count == 0 || node.size == 0) return {0, 0};
+      const Bounds c = bounds(*node.child);
+      const int64_t span = (node.count - 1) * node.stride;
+      return {c.lo + std::min<int64_t>(0, span), c.hi + std::max<int64_t>(0, span)};
+    }
+    case Node::Kind::Sequence:
+      return bounds(node.items);
+  }
+  return {0, 0};
+}
+
+Bounds bounds(const Layout& layout) {
+  bool any = false;
+  Bounds b;
+  for (const auto& item : layout) {
+    if (item.node->size == 0) continue;
+    const Bounds c = bounds(*item.node);
+    if (!any) {
+      b = {item.disp + c.lo, item.disp + c.hi};
+      any = true;
+    } else {
+      b.lo = std::min(b.lo, item.disp + c.lo);
+      b.hi = std::max(b.hi, item.disp + c.hi);
+    }
+  }
+  return b;
+}
+
+bool same_shape(const Node& a, const Node& b) {
+  if (&a == &b) return true;
+  if (a.kind != b.kind || a.size != b.size) return false;
+  switch (a.kind) {
+    case Node::Kind::Dense:
+      return true;
+    case Node::Kind::Repeat:
+      return a.count == b.count && a.stride == b.stride && same_shape(*a.child, *b.child);
+    case Node::Kind::Sequence:
+      if (a.items.size() != b.items.size()) return false;
+      for (size_t i = 0; i < a.items.size(); ++i)
+        if (a.items[i].disp != b.items[i].disp || !same_shape(*a.items[i].node, *b.items[i].node))
+          return false;
+      return true;
+  }
+  return false;
+}
+
+static void visit_node(const Node& node, int64_t origin,
+                       const std::function<void(int64_t, int64_t)>& visit) {
+  switch (node.kind) {
+    case Node::Kind::Dense:
+      if (node.size > 0) visit(origin, node.size);
+      return;
+    case Node::Kind::Repeat:
+      for (int64_t i = 0; i < node.count; ++i)
+        visit_node(*node.child, origin + i * node.stride, visit);
+      return;
+    case Node::Kind::Sequence:
+      for (const auto& item : node.items) visit_node(*item.node, origin + item.disp, visit);
+      return;
+  }
+}
+
+void for_each_block(const Layout& layout, const std::function<void(int64_t, int64_t)>& visit) {
+  for (const auto& item : layout) visit_node(*item.node, item.disp, visit);
+}
+
+std::string describe(const Node& node) {
+  switch (node.kind) {
+    case Node::Kind::Dense:
+      return "dense(" + std::to_string(node.size) + ")";
+    case Node::Kind::Repeat:
+      return "rep(" + std::to_string(node.count) + ",x" + std::to_string(node.stride) + "," +
+             describe(*node.child) + ")";
+    case Node::Kind::Sequence:
+      return "seq[" + describe(node.items) + "]";
+  }
+  return "?";
+}
+
+std::string describe(const Layout& layout) {
+  std::string out;
+  const size_t shown = std::min<size_t>(layout.size(), 8);
+  for (size_t i = 0; i < shown; ++i) {
+    if (i) out += " ";
+    out += describe(*layout[i].node) + "@" + std::to_string(layout[i].disp);
+  }
+  if (layout.size() > shown) out += " ... (" + std::to_string(layout.size()) + " items)";
+  return out;
+}
+
+}  // namespace loom::types

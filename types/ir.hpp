@@ -1,0 +1,72 @@
+// Loom's datatype IR: an MPI typemap as a tree of dense runs, strided repeats and
+// sequences. Packing walks the tree in typemap order, so every transformation here
+// must keep that order: Loom's packed bytes are byte-identical to the host MPI's.
+// No MPI dependency: the interposer decodes MPI types into this form.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loom::types {
+
+struct Node;
+using NodeRef = std::shared_ptr<const Node>;
+
+// A node placed at a byte displacement (relative to its parent's origin).
+struct Placed {
+  int64_t disp = 0;
+  NodeRef node;
+};
+
+// A typemap fragment.
+//   Dense:    `size` contiguous bytes at offset 0.
+//   Repeat:   `count` copies of `child`, copy i at offset i * `stride` (stride may be <= 0).
+//   Sequence: `items` in typemap order, each at its own displacement.
+struct Node {
+  enum class Kind : uint8_t { Dense, Repeat, Sequence };
+  Kind kind = Kind::Dense;
+  int64_t size = 0;  // packed bytes
+  int64_t count = 0;
+  int64_t stride = 0;
+  NodeRef child;
+  std::vector<Placed> items;
+};
+
+// A whole layout: placed items in typemap order. The canonical form never holds a
+// top-level Sequence item (sequences are spliced) or an empty item.
+using Layout = std::vector<Placed>;
+
+NodeRef make_dense(int64_t bytes);
+NodeRef make_repeat(int64_t count, int64_t stride, NodeRef child);
+NodeRef make_sequence(std::vector<Placed> items);
+
+int64_t packed_size(const Layout& layout);
+
+// Lowest and one-past-highest byte offsets the layout touches; {0, 0} when empty.
+struct Bounds {
+  int64_t lo = 0, hi = 0;
+};
+Bounds bounds(const Layout& layout);
+Bounds bounds(const Node& node);
+
+// Deep structural equality (same typemap relative to the origin).
+bool same_shape(const Node& a, const Node& b);
+
+// Calls visit(offset, length) for each contiguous block in typemap order. Adjacent
+// blocks are reported separately as they appear in the tree; this is the reference
+// semantics that tests compare executors and canonical forms against.
+void for_each_block(const Layout& layout, const std::function<void(int64_t, int64_t)>& visit);
+
+// Human-readable form, e.g. "rep(4,x32,dense(8))@16".
+std::string describe(const Layout& layout);
+std::string describe(const Node& node);
+
+// Canonicalise: drop empty parts, elide count-1 repeats, merge adjacent dense runs,
+// fold dense repeats, flatten nested repeats that form one stride, and turn runs of
+// equally-spaced identical items into repeats. Typemap order is never changed.
+Layout canonicalize(const Layout& layout);
+
+}  // namespace loom::types
