@@ -1,6 +1,9 @@
 #include "interpose/type_decode.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <map>
+#include <mutex>
 #include <vector>
 
 namespace loom::interpose {
@@ -33,7 +36,7 @@ NodeRef pair_layout() {
                         {static_cast<int64_t>(offsetof(Pair, b)), make_dense(sizeof(Second))}});
 }
 
-NodeRef named_layout(MPI_Datatype t) {
+NodeRef named_layout_guess(MPI_Datatype t) {
   int size = 0;
   MPI_Aint lb = 0, extent = 0;
   PMPI_Type_size(t, &size);
@@ -45,7 +48,55 @@ NodeRef named_layout(MPI_Datatype t) {
   if (t == MPI_FLOAT_INT) return pair_layout<float, int>();
   if (t == MPI_LONG_DOUBLE_INT) return pair_layout<long double, int>();
   if (t == MPI_2INT) return pair_layout<int, int>();
-  throw Unsupported{"named type with gaps that Loom does not know"};
+  return nullptr;
+}
+
+// Does the host pack `t` exactly as a byte copy of `layout`? Hosts may not: MPICH's
+// strided kernels copy long double with x87 loads and stores, which skip the 6 padding
+// bytes. The probe packs a small vector of `t` (so the host's strided path runs, not a
+// plain memcpy) into two differently pre-filled buffers, exposing skipped bytes.
+bool host_packs_as(MPI_Datatype t, const NodeRef& layout) {
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(t, &lb, &extent);
+  const int count = 2, blocklen = 2, stride = 3;
+  const types::Layout probe = {
+      {0, make_repeat(count, stride * extent, make_repeat(blocklen, extent, layout))}};
+  const types::Bounds b = types::bounds(probe);
+  const int size = static_cast<int>(types::packed_size(probe));
+  std::vector<char> src(static_cast<size_t>(b.hi)), expect;
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 37 + 11);
+  types::for_each_block(probe, [&](int64_t off, int64_t len) {
+    expect.insert(expect.end(), src.begin() + off, src.begin() + off + len);
+  });
+  MPI_Datatype vector;
+  if (PMPI_Type_vector(count, blocklen, stride, t, &vector) != MPI_SUCCESS) return false;
+  PMPI_Type_commit(&vector);
+  bool same = true;
+  for (char fill : {'\x00', '\xff'}) {
+    std::vector<char> out(static_cast<size_t>(size), fill);
+    int position = 0;
+    same = same &&
+           PMPI_Pack(src.data(), 1, vector, out.data(), size, &position, MPI_COMM_SELF) ==
+               MPI_SUCCESS &&
+           position == size && out == expect;
+  }
+  PMPI_Type_free(&vector);
+  return same;
+}
+
+NodeRef named_layout(MPI_Datatype t) {
+  static std::mutex mutex;
+  static std::map<MPI_Datatype, NodeRef> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(t); it != known.end()) {
+    if (!it->second) throw Unsupported{"the host packs this named type differently"};
+    return it->second;
+  }
+  NodeRef layout = named_layout_guess(t);
+  if (layout && !host_packs_as(t, layout)) layout = nullptr;
+  known[t] = layout;
+  if (!layout) throw Unsupported{"the host packs this named type differently"};
+  return layout;
 }
 
 // Owns the handles MPI_Type_get_contents returns; derived ones must be freed.
@@ -109,6 +160,61 @@ NodeRef decode_subarray(const Contents& c, const NodeRef& child) {
   return make_sequence({{disp, node}});
 }
 
+// MPI_Type_create_darray: each dimension keeps the runs of indices this process owns
+// (one run for BLOCK, one per cycle for CYCLIC(k), all for NONE), in increasing order;
+// dimensions nest in array order. The process grid is row-major whatever the order.
+NodeRef decode_darray(const Contents& c, const NodeRef& child) {
+  const int rank = c.ints[1];
+  const int ndims = c.ints[2];
+  const int* gsizes = &c.ints[3];
+  const int* distribs = &c.ints[3 + ndims];
+  const int* dargs = &c.ints[3 + 2 * ndims];
+  const int* psizes = &c.ints[3 + 3 * ndims];
+  const int order = c.ints[3 + 4 * ndims];
+  std::vector<int> coord(ndims);
+  for (int d = ndims - 1, r = rank; d >= 0; --d) {
+    coord[d] = r % psizes[d];
+    r /= psizes[d];
+  }
+  std::vector<int64_t> stride(ndims);
+  int64_t step = extent_of(c.types[0]);
+  for (int k = 0; k < ndims; ++k) {
+    const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
+    stride[d] = step;
+    step *= gsizes[d];
+  }
+  NodeRef node = child;
+  for (int k = 0; k < ndims; ++k) {
+    const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;  // innermost first
+    const int64_t g = gsizes[d], p = psizes[d];
+    int64_t block = 0, cycle = 0;
+    switch (distribs[d]) {
+      case MPI_DISTRIBUTE_NONE:
+        block = g, cycle = g;
+        break;
+      case MPI_DISTRIBUTE_BLOCK:
+        block = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : dargs[d];
+        cycle = g;  // one block per process
+        break;
+      case MPI_DISTRIBUTE_CYCLIC:
+        block = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? 1 : dargs[d];
+        cycle = block * p;
+        break;
+      default:
+        throw Unsupported{"unknown darray distribution"};
+    }
+    std::vector<types::Placed> runs;
+    const int64_t first = distribs[d] == MPI_DISTRIBUTE_NONE ? 0 : coord[d] * block;
+    for (int64_t start = first; start < g; start += cycle) {
+      const int64_t len = std::min(block, g - start);
+      runs.push_back({start * stride[d], make_repeat(len, stride[d], node)});
+      if (distribs[d] != MPI_DISTRIBUTE_CYCLIC) break;
+    }
+    node = make_sequence(std::move(runs));
+  }
+  return node;
+}
+
 NodeRef decode(MPI_Datatype t, int depth) {
   if (depth > 64) throw Unsupported{"type nesting deeper than 64"};
   Contents c(t);
@@ -169,6 +275,8 @@ NodeRef decode(MPI_Datatype t, int depth) {
     }
     case MPI_COMBINER_SUBARRAY:
       return decode_subarray(c, child(0));
+    case MPI_COMBINER_DARRAY:
+      return decode_darray(c, child(0));
     default:
       throw Unsupported{"combiner " + std::to_string(c.combiner) + " is not decoded by Loom"};
   }
