@@ -144,7 +144,11 @@ extern "C" int MPI_Type_free(MPI_Datatype* type) {
 extern "C" int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   const int rc = host().Type_dup(oldtype, newtype);
   if (rc != MPI_SUCCESS || config().disabled) return rc;
-  if (auto plan = registry().get(oldtype)) registry().insert(*newtype, std::move(plan));
+  if (auto plan = registry().get(oldtype))
+    registry().insert(*newtype, std::move(plan));
+  else if (loom::interpose::is_named(oldtype))  // named types count as committed
+    if (auto built = loom::interpose::build_plan(*newtype))
+      registry().insert(*newtype, std::move(built));
   return rc;
 }
 
