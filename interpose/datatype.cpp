@@ -1,11 +1,13 @@
 // MPI_Type_* family: decode and compile at commit, release at free, share at dup.
 #include "interpose/datatype.hpp"
 
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "interpose/host.hpp"
 #include "interpose/runtime.hpp"
@@ -67,9 +69,31 @@ TypeRegistry& registry() {
   return *r;
 }
 
+// Types whose one element spans at most this many bytes are packed once by the host and
+// once by the new plan at commit; any difference leaves the type to the host. This
+// catches host quirks no decoder can know (Open MPI 4.1 packs a descending run of bytes,
+// hvector(n, 1, -1, MPI_BYTE), in ascending order).
+constexpr int64_t kVerifySpanBytes = int64_t{1} << 20;
+
+bool host_packs_like(MPI_Datatype type, const pack::Plan& plan, int64_t true_lb,
+                     int64_t true_extent) {
+  const int size = static_cast<int>(plan.size());
+  std::vector<unsigned char> user(static_cast<size_t>(true_extent));
+  for (size_t i = 0; i < user.size(); ++i)
+    user[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
+  const unsigned char* base = user.data() - true_lb;
+  std::vector<unsigned char> host_bytes(static_cast<size_t>(size), 0xA5), loom_bytes(host_bytes);
+  int position = 0;
+  if (PMPI_Pack(base, 1, type, host_bytes.data(), size, &position, MPI_COMM_SELF) != MPI_SUCCESS ||
+      position != size)
+    return false;
+  plan.pack(base, 1, loom_bytes.data());
+  return host_bytes == loom_bytes;
+}
+
 // Builds a plan and checks it against the host's own view of the type (size, extent,
-// true bounds). Any disagreement means Loom misunderstood the type: no plan, so the
-// host packs it. Never a wrong answer.
+// true bounds, and for small types the packed bytes themselves). Any disagreement means Loom
+// misunderstood the type: no plan, so the host packs it. Never a wrong answer.
 std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
   std::string why;
   auto layout = decode_datatype(type, &why);
@@ -88,6 +112,13 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
     else {
       auto plan = std::make_shared<TypePlan>(TypePlan{
           pack::Plan(canonical, extent, config().isa, config().stream_bytes), std::string()});
+      if (size > 0 && size <= INT_MAX && true_extent <= kVerifySpanBytes &&
+          !host_packs_like(type, plan->plan, true_lb, true_extent)) {
+        if (config().debug)
+          std::fprintf(stderr, "loom: type left to the host MPI: it packs %s differently\n",
+                       types::describe(canonical).c_str());
+        return nullptr;
+      }
       plan->describe = plan->plan.describe() + " | " + types::describe(canonical);
       if (config().debug) std::fprintf(stderr, "loom: plan %s\n", plan->describe.c_str());
       return plan;

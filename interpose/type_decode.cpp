@@ -130,6 +130,12 @@ struct Contents {
 
 NodeRef decode(MPI_Datatype t, int depth);
 
+bool is_named(MPI_Datatype t) {
+  int ni, na, nt, combiner;
+  PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
+  return combiner == MPI_COMBINER_NAMED;
+}
+
 // `count` copies of `child`, each `stride` bytes apart (the MPI "blocklength" pattern).
 NodeRef run_of(int64_t count, MPI_Datatype child_type, const NodeRef& child) {
   return make_repeat(count, extent_of(child_type), child);
@@ -268,6 +274,14 @@ NodeRef decode(MPI_Datatype t, int depth) {
       const int count = c.ints[0];
       std::vector<types::Placed> items;
       items.reserve(count);
+      for (int i = 0; i < count; ++i) {
+        // Open MPI 4.1 spaces count > 1 elements of such a struct by size instead of
+        // extent, and MPICH 4.0 crashes on it: Loom's bytes must be the host's.
+        int member_size = 0;
+        PMPI_Type_size(c.types[i], &member_size);
+        if (member_size == 0 && c.ints[1 + i] > 0 && !is_named(c.types[i]))
+          throw Unsupported{"struct with an empty derived member"};
+      }
       for (int i = 0; i < count; ++i)
         items.push_back(
             {static_cast<int64_t>(c.addrs[i]), run_of(c.ints[1 + i], c.types[i], child(i))});
