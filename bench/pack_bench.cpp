@@ -1,0 +1,946 @@
+// loom-bench pack: host MPI_Pack/MPI_Unpack vs Loom vs memcpy of the same bytes, in one run.
+//
+// loom-bench links libloom before libmpi, so MPI_Pack/MPI_Unpack resolve to Loom while
+// PMPI_Pack/PMPI_Unpack go straight to the host MPI. Every case is verified first (Loom's packed
+// bytes and unpacked buffer must equal the host's), then timed: warm-up, then interleaved
+// samples of host, Loom and memcpy so that drift hits all three alike. Ratios are computed from
+// medians of the same run. Cases whose working set exceeds the last-level cache are measured
+// cold: the caches are flushed before every sample.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/report.hpp"
+#include "bench/subcommands.hpp"
+#include "bench/type_corpus.hpp"
+#include "loom/loom.h"
+
+namespace loom::bench {
+
+namespace {
+
+constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
+// "Done when" targets of issue #2.
+constexpr double kTargetGeomean = 3.0;
+constexpr double kTargetTinyBlocks = 0.35;   // 1-4 B blocks, out of cache, fraction of memcpy
+constexpr double kTargetLargeBlocks = 0.60;  // >=16 B blocks, out of cache
+constexpr double kTargetWorst = 0.95;        // worst Loom/host ratio
+constexpr int64_t kOutOfCacheBytes = 32 * kMiB;
+
+struct Options {
+  std::vector<int64_t> sizes = {1 * kKiB, 16 * kKiB, 256 * kKiB, 4 * kMiB, 32 * kMiB, 64 * kMiB};
+  std::vector<std::string> type_filters;
+  int max_reps = 100;
+  int min_reps = 5;
+  double seconds_per_case = 0.25;
+  int64_t max_span = 768 * kMiB;
+  std::string json_path;
+  bool quick = false;
+};
+
+void print_help(FILE* out) {
+  std::fprintf(
+      out,
+      "usage: loom-bench pack [options]\n"
+      "  MPI_Pack/MPI_Unpack of the host MPI (PMPI_*) vs Loom (MPI_*) vs memcpy of the\n"
+      "  same packed bytes, over a corpus of datatypes (docs/bench-pack.md).\n"
+      "  Run as a singleton or with mpiexec -n 1 (only rank 0 measures).\n\n"
+      "options:\n"
+      "  --quick            CI smoke test: sizes 1K,256K, short time bounds (seconds)\n"
+      "  --sizes LIST       packed sizes, e.g. 1K,64K,4M,64M (K/M/G = KiB/MiB/GiB)\n"
+      "                     default 1K,16K,256K,4M,32M,64M\n"
+      "  --types LIST       only types whose name contains one of these substrings\n"
+      "  --reps N           at most N timed samples per variant (default 100; at\n"
+      "                     least min(5,N) are always taken)\n"
+      "  --time SECONDS     time bound per case, pack and unpack together (default 0.25)\n"
+      "  --max-span SIZE    skip cases whose user buffer exceeds SIZE (default 768M)\n"
+      "  --json FILE        also write the results as JSON (tools/plot_bench.py plots it)\n"
+      "  --list             list the corpus and exit\n"
+      "  --help             this text\n");
+}
+
+bool parse_size(const std::string& text, int64_t* out) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || v <= 0) return false;
+  double mult = 1;
+  switch (*end) {
+    case 'k':
+    case 'K':
+      mult = kKiB;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      mult = kMiB;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      mult = 1024.0 * kMiB;
+      ++end;
+      break;
+    default:
+      break;
+  }
+  if (*end == 'i' || *end == 'I') ++end;
+  if (*end == 'b' || *end == 'B') ++end;
+  if (*end) return false;
+  *out = static_cast<int64_t>(v * mult);
+  return *out > 0;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = s.find(',', start);
+    const std::string item = s.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Returns -1 to continue, or an exit code.
+int parse_options(int argc, char** argv, Options* opt) {
+  bool sizes_given = false, reps_given = false, time_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "loom-bench pack: %s needs a value\n", name);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      print_help(stdout);
+      return 0;
+    } else if (arg == "--list") {
+      for (const auto& e : pack_corpus())
+        std::printf("%-16s %-5s %s\n", e.name, e.family, e.origin);
+      return 0;
+    } else if (arg == "--quick") {
+      opt->quick = true;
+    } else if (arg == "--sizes") {
+      const char* v = value("--sizes");
+      if (!v) return 2;
+      opt->sizes.clear();
+      for (const auto& item : split_commas(v)) {
+        int64_t size = 0;
+        if (!parse_size(item, &size)) {
+          std::fprintf(stderr, "loom-bench pack: bad size '%s'\n", item.c_str());
+          return 2;
+        }
+        opt->sizes.push_back(size);
+      }
+      sizes_given = true;
+    } else if (arg == "--types") {
+      const char* v = value("--types");
+      if (!v) return 2;
+      opt->type_filters = split_commas(v);
+    } else if (arg == "--reps") {
+      const char* v = value("--reps");
+      if (!v) return 2;
+      opt->max_reps = std::atoi(v);
+      if (opt->max_reps < 1) {
+        std::fprintf(stderr, "loom-bench pack: --reps must be >= 1\n");
+        return 2;
+      }
+      reps_given = true;
+    } else if (arg == "--time") {
+      const char* v = value("--time");
+      if (!v) return 2;
+      opt->seconds_per_case = std::atof(v);
+      time_given = true;
+    } else if (arg == "--max-span") {
+      const char* v = value("--max-span");
+      if (!v || !parse_size(v, &opt->max_span)) {
+        std::fprintf(stderr, "loom-bench pack: bad --max-span\n");
+        return 2;
+      }
+    } else if (arg == "--json") {
+      const char* v = value("--json");
+      if (!v) return 2;
+      opt->json_path = v;
+    } else {
+      std::fprintf(stderr, "loom-bench pack: unknown option '%s'\n", arg.c_str());
+      print_help(stderr);
+      return 2;
+    }
+  }
+  if (opt->quick) {
+    if (!sizes_given) opt->sizes = {1 * kKiB, 256 * kKiB};
+    if (!reps_given) opt->max_reps = 20;
+    if (!time_given) opt->seconds_per_case = 0.01;
+  }
+  opt->min_reps = std::min(opt->quick ? 3 : 5, opt->max_reps);
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory and caches.
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<unsigned char[], FreeDeleter>;
+
+Buffer allocate(int64_t bytes) {
+  const size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 4095) & ~size_t{4095};
+  auto* p = static_cast<unsigned char*>(std::aligned_alloc(4096, rounded));
+  if (!p) {
+    std::fprintf(stderr, "loom-bench pack: out of memory allocating %lld bytes\n",
+                 static_cast<long long>(bytes));
+    std::exit(1);
+  }
+  return Buffer(p);
+}
+
+// Deterministic pseudo-random bytes (touches every page, so no page faults while timing).
+void fill_random(unsigned char* p, int64_t n, uint64_t seed) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(p + i, &x, 8);
+  }
+  for (; i < n; ++i) p[i] = static_cast<unsigned char>(i * 131 + seed);
+}
+
+// sysfs first: it describes the cache this (virtual) CPU really has, while sysconf may report
+// the whole package's L3 (384 MiB instead of 32 MiB on this machine's VM).
+int64_t cache_size(const char* sysfs_index, int sysconf_name, int64_t fallback) {
+  const std::string path =
+      std::string("/sys/devices/system/cpu/cpu0/cache/") + sysfs_index + "/size";
+  if (FILE* f = std::fopen(path.c_str(), "r")) {
+    long long kib = 0;
+    const int got = std::fscanf(f, "%lldK", &kib);
+    std::fclose(f);
+    if (got == 1 && kib > 0) return kib * 1024;
+  }
+  const long v = sysconf(sysconf_name);
+  return v > 0 ? v : fallback;
+}
+
+// Evicts the caches by reading a buffer larger than them: clean lines, so no write-backs are
+// charged to the next timed operation.
+class CacheFlusher {
+ public:
+  explicit CacheFlusher(int64_t bytes) : bytes_(bytes), buf_(allocate(bytes)) {
+    fill_random(buf_.get(), bytes_, 7);
+  }
+  void flush() {
+    uint64_t sum = 0;
+    const unsigned char* p = buf_.get();
+    for (int64_t i = 0; i < bytes_; i += 64) sum += p[i];
+    sink_ = sum;
+  }
+
+ private:
+  int64_t bytes_;
+  Buffer buf_;
+  volatile uint64_t sink_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Timing.
+
+// One timed variant: runs its operation `calls` times back to back.
+struct Variant {
+  Variant(const char* n, std::function<void(int calls)> f) : name(n), run(std::move(f)) {}
+  const char* name;
+  std::function<void(int calls)> run;
+  int calls_per_sample = 1;
+  std::vector<double> samples;  // seconds per call
+};
+
+// Warm-up, calibration of calls per sample (warm cases only: cold cases time single calls,
+// each after a flush), then interleaved samples until the time bound and min/max reps allow.
+void measure(std::vector<Variant>& variants, bool cold, CacheFlusher& flusher, double budget,
+             int min_reps, int max_reps) {
+  constexpr double kSampleSeconds = 50e-6;  // >> timer resolution and overhead (~30 ns)
+  for (auto& v : variants) {
+    v.samples.clear();
+    v.calls_per_sample = 1;
+    const double t0 = now_seconds();
+    int warm_calls = 0;
+    do {
+      v.run(1);
+      ++warm_calls;
+    } while (warm_calls < 3 && (!cold || warm_calls < 1) && now_seconds() - t0 < 0.05);
+    if (!cold) {
+      const double t1 = now_seconds();
+      v.run(1);
+      const double one = std::max(now_seconds() - t1, 1e-9);
+      v.calls_per_sample = static_cast<int>(std::clamp(kSampleSeconds / one, 1.0, 1e6));
+      v.run(v.calls_per_sample);  // warm at the calibrated batch size too
+    }
+  }
+  const double start = now_seconds();
+  for (int rep = 0; rep < max_reps; ++rep) {
+    if (rep >= min_reps && now_seconds() - start > budget) break;
+    for (size_t j = 0; j < variants.size(); ++j) {
+      Variant& v = variants[(rep + j) % variants.size()];  // rotate the order each rep
+      if (cold) flusher.flush();
+      const double t0 = now_seconds();
+      v.run(v.calls_per_sample);
+      const double t1 = now_seconds();
+      v.samples.push_back((t1 - t0) / v.calls_per_sample);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results.
+
+// Ratios are medians of per-rep ratios: samples of one rep are adjacent in time, so background
+// load on a shared machine hits both sides of a ratio alike and cancels.
+struct Direction {  // pack or unpack of one case
+  Summary host, loom, memcpy;
+  Summary loom_over_host, loom_over_memcpy, host_over_memcpy;  // speed ratios, per rep
+  int calls_host = 1, calls_loom = 1, calls_memcpy = 1;
+  double speedup() const { return loom_over_host.median; }
+  double loom_vs_memcpy() const { return loom_over_memcpy.median; }
+  double host_vs_memcpy() const { return host_over_memcpy.median; }
+};
+
+// Speed ratio fast/slow per rep: time_of_reference / time_of_subject.
+Summary paired_speed_ratio(const std::vector<double>& reference,
+                           const std::vector<double>& subject) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < reference.size() && i < subject.size(); ++i)
+    if (subject[i] > 0) ratios.push_back(reference[i] / subject[i]);
+  return summarize(std::move(ratios));
+}
+
+struct CaseResult {
+  const CorpusEntry* entry;
+  int64_t target_bytes = 0;
+  CorpusType shape;  // type already freed; sizes kept
+  bool cold = false;
+  bool accelerated = false;
+  std::string route_pack, route_unpack, plan;
+  bool verified = false;
+  std::string verify_error;
+  Direction pack, unpack;
+};
+
+double gbps(int64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
+}
+
+// "12.3±4%": throughput at the median, with the p10-p90 spread of the time as +-half-width.
+std::string gbps_cell(int64_t bytes, const Summary& s) {
+  const double spread = s.median > 0 ? (s.p90 - s.p10) / (2 * s.median) * 100 : 0;
+  const double v = gbps(bytes, s.median);
+  return format(v < 10 ? "%.2f±%.0f%%" : "%.1f±%.0f%%", v, spread);
+}
+
+std::string route_of(const loom_stats& before, const loom_stats& after, bool pack) {
+  const uint64_t by_loom = pack ? after.pack_calls_loom - before.pack_calls_loom
+                                : after.unpack_calls_loom - before.unpack_calls_loom;
+  const uint64_t by_host = pack ? after.pack_calls_host - before.pack_calls_host
+                                : after.unpack_calls_host - before.unpack_calls_host;
+  if (by_loom > 0 && by_host == 0) return "loom";
+  if (by_host > 0 && by_loom == 0) return "host";
+  if (by_loom == 0 && by_host == 0) return "uncounted";
+  return "mixed";
+}
+
+std::string first_difference(const unsigned char* a, const unsigned char* b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (a[i] != b[i])
+      return format("first difference at byte %lld: host 0x%02x, loom 0x%02x",
+                    static_cast<long long>(i), a[i], b[i]);
+  return "";
+}
+
+std::string host_mpi_version() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  std::string s(version, static_cast<size_t>(std::max(len, 0)));
+  for (char& c : s)
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+  return s;
+}
+
+// Short name for tables: "Open MPI v4.1.4" or "MPICH Version: 4.0.2".
+std::string short_mpi_name(const std::string& full) {
+  size_t cut = full.find(',');
+  if (full.rfind("MPICH", 0) == 0) cut = full.find(" MPICH", 1);  // drop "MPICH Release date..."
+  std::string s = full.substr(0, std::min(cut, size_t{60}));
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One case: build, verify, time.
+
+CaseResult run_case(const CorpusEntry& entry, int64_t target, const Options& opt, int64_t l3_bytes,
+                    CacheFlusher& flusher) {
+  CaseResult r;
+  r.entry = &entry;
+  r.target_bytes = target;
+  CorpusType ct = entry.build(target);
+  r.shape = ct;
+  MPI_Comm comm = MPI_COMM_WORLD;
+
+  int host_size = 0, loom_size = 0;
+  PMPI_Pack_size(ct.count, ct.type, comm, &host_size);
+  MPI_Pack_size(ct.count, ct.type, comm, &loom_size);
+  const int outsize = std::max(host_size, loom_size);
+  r.accelerated = loom_type_is_accelerated(ct.type) != 0;
+  {
+    char plan[512];
+    loom_type_describe(ct.type, plan, sizeof plan);
+    r.plan = plan;
+  }
+
+  Buffer src = allocate(ct.span_bytes), dst = allocate(ct.span_bytes);
+  Buffer packed_host = allocate(outsize), packed_loom = allocate(outsize);
+  Buffer contig = allocate(ct.packed_bytes);
+  fill_random(src.get(), ct.span_bytes, 1);
+  fill_random(contig.get(), ct.packed_bytes, 2);
+  std::memset(packed_host.get(), 0xcd, static_cast<size_t>(outsize));
+  std::memset(packed_loom.get(), 0xcd, static_cast<size_t>(outsize));
+  unsigned char* in = src.get() + ct.base_offset;
+  unsigned char* out = dst.get() + ct.base_offset;
+
+  // Verification: same input, same sentinel-filled outputs; compare every byte of outsize.
+  std::vector<std::string> errors;
+  if (host_size != loom_size)
+    errors.push_back(format("MPI_Pack_size: host %d, loom %d", host_size, loom_size));
+  loom_stats s0, s1, s2;
+  int pos_host = 0, pos_loom = 0;
+  const int rc_host = PMPI_Pack(in, ct.count, ct.type, packed_host.get(), outsize, &pos_host, comm);
+  loom_get_stats(&s0);
+  const int rc_loom = MPI_Pack(in, ct.count, ct.type, packed_loom.get(), outsize, &pos_loom, comm);
+  loom_get_stats(&s1);
+  r.route_pack = route_of(s0, s1, true);
+  if (rc_host != MPI_SUCCESS || rc_loom != MPI_SUCCESS)
+    errors.push_back(format("MPI_Pack rc: host %d, loom %d", rc_host, rc_loom));
+  if (pos_host != pos_loom || pos_host != ct.packed_bytes)
+    errors.push_back(format("pack position: host %d, loom %d, expected %lld", pos_host, pos_loom,
+                            static_cast<long long>(ct.packed_bytes)));
+  if (std::memcmp(packed_host.get(), packed_loom.get(), static_cast<size_t>(outsize)) != 0)
+    errors.push_back("packed bytes differ: " +
+                     first_difference(packed_host.get(), packed_loom.get(), outsize));
+  // Unpack the host's bytes with both into identically pre-filled buffers; src is free now
+  // (its contents no longer matter for timing), so it takes Loom's result.
+  std::memset(src.get(), 0x5a, static_cast<size_t>(ct.span_bytes));
+  std::memset(dst.get(), 0x5a, static_cast<size_t>(ct.span_bytes));
+  pos_host = pos_loom = 0;
+  const int urc_host =
+      PMPI_Unpack(packed_host.get(), outsize, &pos_host, out, ct.count, ct.type, comm);
+  loom_get_stats(&s1);
+  const int urc_loom =
+      MPI_Unpack(packed_host.get(), outsize, &pos_loom, in, ct.count, ct.type, comm);
+  loom_get_stats(&s2);
+  r.route_unpack = route_of(s1, s2, false);
+  if (urc_host != MPI_SUCCESS || urc_loom != MPI_SUCCESS)
+    errors.push_back(format("MPI_Unpack rc: host %d, loom %d", urc_host, urc_loom));
+  if (pos_host != pos_loom)
+    errors.push_back(format("unpack position: host %d, loom %d", pos_host, pos_loom));
+  if (std::memcmp(dst.get(), src.get(), static_cast<size_t>(ct.span_bytes)) != 0)
+    errors.push_back("unpacked buffers differ: " +
+                     first_difference(dst.get(), src.get(), ct.span_bytes));
+  r.verified = errors.empty();
+  for (const auto& e : errors) r.verify_error += (r.verify_error.empty() ? "" : "; ") + e;
+
+  // Everything a sample touches: user buffer, packed buffer and the memcpy buffer.
+  r.cold = ct.span_bytes + 2 * ct.packed_bytes > l3_bytes;
+  const double budget = opt.seconds_per_case / 2;
+  const auto bytes = static_cast<size_t>(ct.packed_bytes);
+  const int count = ct.count;
+  const MPI_Datatype type = ct.type;
+
+  std::vector<Variant> pack = {
+      {"host",
+       [&](int calls) {
+         for (int i = 0; i < calls; ++i) {
+           int pos = 0;
+           PMPI_Pack(in, count, type, packed_host.get(), outsize, &pos, comm);
+         }
+         do_not_optimize(packed_host.get());
+       }},
+      {"loom",
+       [&](int calls) {
+         for (int i = 0; i < calls; ++i) {
+           int pos = 0;
+           MPI_Pack(in, count, type, packed_loom.get(), outsize, &pos, comm);
+         }
+         do_not_optimize(packed_loom.get());
+       }},
+      {"memcpy",
+       [&](int calls) {
+         for (int i = 0; i < calls; ++i) {
+           std::memcpy(packed_loom.get(), contig.get(), bytes);
+           do_not_optimize(packed_loom.get());
+         }
+       }},
+  };
+  measure(pack, r.cold, flusher, budget, opt.min_reps, opt.max_reps);
+  std::vector<Variant> unpack = {
+      {"host",
+       [&](int calls) {
+         for (int i = 0; i < calls; ++i) {
+           int pos = 0;
+           PMPI_Unpack(packed_host.get(), outsize, &pos, out, count, type, comm);
+         }
+         do_not_optimize(out);
+       }},
+      {"loom",
+       [&](int calls) {
+         for (int i = 0; i < calls; ++i) {
+           int pos = 0;
+           MPI_Unpack(packed_host.get(), outsize, &pos, out, count, type, comm);
+         }
+         do_not_optimize(out);
+       }},
+      {"memcpy",
+       [&](int calls) {
+         for (int i = 0; i < calls; ++i) {
+           std::memcpy(contig.get(), packed_host.get(), bytes);
+           do_not_optimize(contig.get());
+         }
+       }},
+  };
+  measure(unpack, r.cold, flusher, budget, opt.min_reps, opt.max_reps);
+
+  auto collect = [](std::vector<Variant>& v, Direction* d) {
+    d->host = summarize(v[0].samples);
+    d->loom = summarize(v[1].samples);
+    d->memcpy = summarize(v[2].samples);
+    d->loom_over_host = paired_speed_ratio(v[0].samples, v[1].samples);
+    d->loom_over_memcpy = paired_speed_ratio(v[2].samples, v[1].samples);
+    d->host_over_memcpy = paired_speed_ratio(v[2].samples, v[0].samples);
+    d->calls_host = v[0].calls_per_sample;
+    d->calls_loom = v[1].calls_per_sample;
+    d->calls_memcpy = v[2].calls_per_sample;
+  };
+  collect(pack, &r.pack);
+  collect(unpack, &r.unpack);
+  free_corpus_type(ct);
+  r.shape.type = MPI_DATATYPE_NULL;
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-call overhead: a 1 KiB pack, many calls per sample, ns per call.
+
+struct Overhead {
+  std::string what;
+  Summary host_ns, loom_ns, memcpy_ns;
+};
+
+Overhead measure_overhead(const char* what, MPI_Datatype type, int count, int64_t base_offset,
+                          int64_t span, int64_t bytes, const Options& opt, CacheFlusher& flusher) {
+  Buffer src = allocate(span), packed = allocate(bytes), contig = allocate(bytes);
+  fill_random(src.get(), span, 3);
+  fill_random(contig.get(), bytes, 4);
+  unsigned char* in = src.get() + base_offset;
+  const int outsize = static_cast<int>(bytes);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  std::vector<Variant> v = {
+      {"host",
+       [&](int calls) {
+         for (int i = 0; i < calls; ++i) {
+           int pos = 0;
+           PMPI_Pack(in, count, type, packed.get(), outsize, &pos, comm);
+         }
+         do_not_optimize(packed.get());
+       }},
+      {"loom",
+       [&](int calls) {
+         for (int i = 0; i < calls; ++i) {
+           int pos = 0;
+           MPI_Pack(in, count, type, packed.get(), outsize, &pos, comm);
+         }
+         do_not_optimize(packed.get());
+       }},
+      {"memcpy",
+       [&](int calls) {
+         for (int i = 0; i < calls; ++i) {
+           std::memcpy(packed.get(), contig.get(), static_cast<size_t>(bytes));
+           do_not_optimize(packed.get());
+         }
+       }},
+  };
+  const int reps = opt.quick ? 11 : 51;
+  measure(v, false, flusher, opt.quick ? 0.01 : 0.3, reps, reps);
+  auto to_ns = [](std::vector<double> s) {
+    for (double& x : s) x *= 1e9;
+    return summarize(std::move(s));
+  };
+  return {what, to_ns(v[0].samples), to_ns(v[1].samples), to_ns(v[2].samples)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summary against the "Done when" targets.
+
+struct TargetLine {
+  TargetLine(std::string what, double target_value) : name(std::move(what)), target(target_value) {}
+  std::string name;
+  double value = 1e300;  // minima start high; geomeans are assigned
+  double target = 0;
+  bool has_value = false;
+  std::string worst_case;  // which case determined the value
+  int n = 0;
+  bool pass() const { return has_value && value >= target; }
+};
+
+TargetLine geomean_line(const char* what, const std::vector<double>& ratios) {
+  TargetLine t(what, kTargetGeomean);
+  t.has_value = !ratios.empty();
+  t.value = geomean(ratios);
+  t.n = static_cast<int>(ratios.size());
+  return t;
+}
+
+std::string case_label(const CaseResult& c, const char* dir) {
+  return format("%s %s %s", c.entry->name, human_bytes(c.target_bytes).c_str(), dir);
+}
+
+}  // namespace
+
+int run_pack(int argc, char** argv) {
+  Options opt;
+  if (const int rc = parse_options(argc, argv, &opt); rc >= 0) return rc;
+
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {  // only rank 0 measures; others must not disturb it
+    MPI_Finalize();
+    return 0;
+  }
+
+  const std::string mpi_full = host_mpi_version();
+  const std::string mpi_name = short_mpi_name(mpi_full);
+  const bool loom_active = loom_is_active() != 0;
+  const int64_t l3 = cache_size("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
+  const int64_t l2 = cache_size("index2", _SC_LEVEL2_CACHE_SIZE, 1 * kMiB);
+  CacheFlusher flusher(2 * l3 + 4 * l2);
+
+  std::printf("loom-bench pack   host MPI: %s\n", mpi_name.c_str());
+  std::printf("Loom: %s   L3 %s, L2 %s   time bound %.2f s/case, reps %d..%d\n",
+              loom_active ? "active" : "INACTIVE", human_bytes(l3).c_str(), human_bytes(l2).c_str(),
+              opt.seconds_per_case, opt.min_reps, opt.max_reps);
+  if (!loom_active)
+    std::printf(
+        "NOTE: Loom is INACTIVE (LOOM_DISABLE=1, or libloom not interposed): MPI_Pack is the\n"
+        "      host's own, so every Loom/host ratio below measures noise and should be ~1.\n");
+  std::fflush(stdout);
+
+  // Select cases.
+  std::vector<const CorpusEntry*> entries;
+  for (const auto& e : pack_corpus()) {
+    bool keep = opt.type_filters.empty();
+    for (const auto& f : opt.type_filters) keep |= std::string(e.name).find(f) != std::string::npos;
+    if (keep) entries.push_back(&e);
+  }
+  if (entries.empty()) {
+    std::fprintf(stderr, "loom-bench pack: no corpus type matches --types\n");
+    MPI_Finalize();
+    return 2;
+  }
+
+  std::vector<CaseResult> results;
+  std::vector<std::string> skipped;
+  const size_t total = entries.size() * opt.sizes.size();
+  size_t done = 0;
+  for (const CorpusEntry* e : entries) {
+    for (int64_t size : opt.sizes) {
+      ++done;
+      {  // span check before allocating anything big
+        CorpusType probe = e->build(size);
+        const int64_t span = probe.span_bytes;
+        free_corpus_type(probe);
+        if (span > opt.max_span) {
+          skipped.push_back(format("%s %s (buffer %s > --max-span)", e->name,
+                                   human_bytes(size).c_str(), human_bytes(span).c_str()));
+          continue;
+        }
+      }
+      const double case_start = now_seconds();
+      results.push_back(run_case(*e, size, opt, l3, flusher));
+      std::fprintf(stderr, "[%3zu/%zu] %-16s %-8s %5.2f s\n", done, total, e->name,
+                   human_bytes(size).c_str(), now_seconds() - case_start);
+      const CaseResult& r = results.back();
+      if (!r.verified)
+        std::fprintf(stderr, "VERIFY FAILED: %s %s: %s\n", e->name, human_bytes(size).c_str(),
+                     r.verify_error.c_str());
+    }
+  }
+
+  // Per-call overhead on 1 KiB packs.
+  std::vector<Overhead> overheads;
+  {
+    CorpusType contig = finish_corpus_type(
+        [] {
+          MPI_Datatype t;
+          MPI_Type_contiguous(1024, MPI_BYTE, &t);
+          return t;
+        }(),
+        1, 1024, "contiguous 1 KiB");
+    overheads.push_back(measure_overhead("contiguous(1024, MPI_BYTE)", contig.type, 1,
+                                         contig.base_offset, contig.span_bytes, 1024, opt,
+                                         flusher));
+    free_corpus_type(contig);
+    if (const CorpusEntry* vec = find_corpus_entry("vec1d_b8")) {
+      CorpusType v = vec->build(1024);
+      overheads.push_back(measure_overhead("vec1d_b8 (128 x 8 B, stride 16 B)", v.type, v.count,
+                                           v.base_offset, v.span_bytes, v.packed_bytes, opt,
+                                           flusher));
+      free_corpus_type(v);
+    }
+  }
+
+  // Table.
+  Table table({"type", "size", "packed", "blk", "mem", "loom", "pack host GB/s", "loom GB/s",
+               "memcpy", "L/H", "L/mcpy", "unpack host", "loom GB/s", "memcpy", "L/H", "L/mcpy"});
+  for (const auto& r : results) {
+    const int64_t b = r.shape.packed_bytes;
+    std::string loom_state = !r.verified              ? "MISMATCH"
+                             : !r.accelerated         ? "host"
+                             : r.route_pack == "loom" ? "accel"
+                                                      : "accel?" + r.route_pack;
+    table.add_row(
+        {r.entry->name, human_bytes(r.target_bytes),
+         format("%.3g%s", b >= kMiB ? b / double(kMiB) : b / double(kKiB), b >= kMiB ? "M" : "K"),
+         format("%lld", static_cast<long long>(r.shape.min_block_bytes)), r.cold ? "DRAM" : "cache",
+         loom_state, gbps_cell(b, r.pack.host), gbps_cell(b, r.pack.loom),
+         format("%.2f", gbps(b, r.pack.memcpy.median)), format("%.2fx", r.pack.speedup()),
+         format("%.0f%%", 100 * r.pack.loom_vs_memcpy()), gbps_cell(b, r.unpack.host),
+         gbps_cell(b, r.unpack.loom), format("%.2f", gbps(b, r.unpack.memcpy.median)),
+         format("%.2fx", r.unpack.speedup()), format("%.0f%%", 100 * r.unpack.loom_vs_memcpy())});
+  }
+  std::printf(
+      "\nhost MPI: %s   (GB/s of packed bytes at the median, ±: p10-p90 half-spread;\n"
+      "L/H = Loom/host speed-up; L/mcpy = Loom as %% of memcpy of the same bytes;\n"
+      "mem = DRAM: working set > L3, caches flushed before every sample)\n\n",
+      mpi_name.c_str());
+  table.print(stdout);
+  for (const auto& s : skipped) std::printf("skipped: %s\n", s.c_str());
+
+  // Summary.
+  std::vector<double> sp_pack, sp_unpack, sp_all;
+  TargetLine worst("worst Loom/host ratio over all cases", kTargetWorst);
+  TargetLine tiny("min Loom/memcpy, 1-4 B blocks, >=32 MiB", kTargetTinyBlocks);
+  TargetLine large("min Loom/memcpy, >=16 B blocks, >=32 MiB", kTargetLargeBlocks);
+  int below_worst = 0, not_accelerated = 0, mismatches = 0;
+  std::vector<std::string> host_routed;
+  for (const auto& r : results) {
+    if (!r.verified) ++mismatches;
+    if (!r.accelerated || r.route_pack != "loom" || r.route_unpack != "loom") {
+      ++not_accelerated;
+      host_routed.push_back(format("%s@%s", r.entry->name, human_bytes(r.target_bytes).c_str()));
+    }
+    const Direction* dirs[2] = {&r.pack, &r.unpack};
+    const char* names[2] = {"pack", "unpack"};
+    for (int d = 0; d < 2; ++d) {
+      const double sp = dirs[d]->speedup();
+      (d == 0 ? sp_pack : sp_unpack).push_back(sp);
+      sp_all.push_back(sp);
+      worst.has_value = true;
+      ++worst.n;
+      if (sp < kTargetWorst) ++below_worst;
+      if (sp < worst.value) {
+        worst.value = sp;
+        worst.worst_case = case_label(r, names[d]);
+      }
+      if (!r.entry->regular || r.target_bytes < kOutOfCacheBytes) continue;
+      const int64_t blk = r.shape.min_block_bytes;
+      TargetLine* bucket = blk >= 1 && blk <= 4 ? &tiny : blk >= 16 ? &large : nullptr;
+      if (!bucket) continue;
+      const double frac = dirs[d]->loom_vs_memcpy();
+      bucket->has_value = true;
+      ++bucket->n;
+      if (frac < bucket->value) {
+        bucket->value = frac;
+        bucket->worst_case = case_label(r, names[d]);
+      }
+    }
+  }
+  TargetLine gm_pack = geomean_line("geomean Loom/host speed-up, pack", sp_pack);
+  TargetLine gm_unpack = geomean_line("geomean Loom/host speed-up, unpack", sp_unpack);
+  TargetLine gm_all = geomean_line("geomean Loom/host speed-up, overall", sp_all);
+  std::vector<TargetLine*> targets = {&gm_pack, &gm_unpack, &gm_all, &tiny, &large, &worst};
+
+  std::printf("\nSummary vs issue #2 \"Done when\" (this run, host %s, Loom %s):\n",
+              mpi_name.c_str(), loom_active ? "active" : "INACTIVE");
+  for (const TargetLine* t : targets) {
+    const bool is_fraction = t == &tiny || t == &large;
+    std::string value = !t->has_value ? std::string("n/a")
+                        : is_fraction ? format("%.0f%%", 100 * t->value)
+                                      : format("%.2fx", t->value);
+    std::string target =
+        is_fraction ? format(">= %.0f%%", 100 * t->target) : format(">= %.2fx", t->target);
+    std::printf("  %-42s %-8s target %-8s %-4s (%d cases%s%s)\n", t->name.c_str(), value.c_str(),
+                target.c_str(),
+                !t->has_value ? "n/a"
+                : t->pass()   ? "PASS"
+                              : "FAIL",
+                t->n, t->worst_case.empty() ? "" : "; worst: ", t->worst_case.c_str());
+  }
+  std::printf("  cases below %.2fx: %d of %d (pack and unpack counted separately)\n", kTargetWorst,
+              below_worst, worst.n);
+  std::printf("  verification (Loom bytes == host bytes, pack and unpack): %s (%d of %zu cases)\n",
+              mismatches == 0 ? "PASS" : "FAIL", static_cast<int>(results.size()) - mismatches,
+              results.size());
+  std::printf("  served by Loom's engine (loom_type_is_accelerated and stats): %zu of %zu cases",
+              results.size() - static_cast<size_t>(not_accelerated), results.size());
+  if (!host_routed.empty()) {
+    std::printf("; fell back to host:");
+    for (size_t i = 0; i < host_routed.size() && i < 12; ++i)
+      std::printf(" %s", host_routed[i].c_str());
+    if (host_routed.size() > 12) std::printf(" ... (+%zu)", host_routed.size() - 12);
+  }
+  std::printf("\n");
+  for (const auto& o : overheads)
+    std::printf(
+        "  per-call overhead, 1 KiB pack, %s: host %.0f ns, Loom %.0f ns (memcpy %.0f ns)"
+        " [p10-p90 host %.0f-%.0f, Loom %.0f-%.0f]\n",
+        o.what.c_str(), o.host_ns.median, o.loom_ns.median, o.memcpy_ns.median, o.host_ns.p10,
+        o.host_ns.p90, o.loom_ns.p10, o.loom_ns.p90);
+  std::fflush(stdout);
+
+  if (!opt.json_path.empty()) {
+    JsonWriter j;
+    j.begin_object();
+    j.field("subcommand", "pack");
+    j.begin_object("mpi");
+    j.field("name", mpi_name);
+    j.field("library_version", mpi_full);
+    j.end_object();
+    j.begin_object("loom");
+    j.field("active", loom_active);
+    j.end_object();
+    j.begin_object("machine");
+    j.field("l3_bytes", l3);
+    j.field("l2_bytes", l2);
+    j.field("cpus", static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+    j.end_object();
+    j.begin_object("options");
+    j.field("quick", opt.quick);
+    j.field("seconds_per_case", opt.seconds_per_case);
+    j.field("min_reps", opt.min_reps);
+    j.field("max_reps", opt.max_reps);
+    j.field("max_span", opt.max_span);
+    j.begin_array("sizes");
+    for (int64_t s : opt.sizes) j.field(nullptr, s);
+    j.end_array();
+    j.end_object();
+    j.begin_array("cases");
+    for (const auto& r : results) {
+      j.begin_object();
+      j.field("type", r.entry->name);
+      j.field("family", r.entry->family);
+      j.field("regular", r.entry->regular);
+      j.field("origin", r.entry->origin);
+      j.field("shape", r.shape.shape);
+      j.field("target_bytes", r.target_bytes);
+      j.field("packed_bytes", r.shape.packed_bytes);
+      j.field("span_bytes", r.shape.span_bytes);
+      j.field("count", r.shape.count);
+      j.field("min_block_bytes", r.shape.min_block_bytes);
+      j.field("cache", r.cold ? "dram" : "cache");
+      j.field("accelerated", r.accelerated);
+      j.field("route_pack", r.route_pack);
+      j.field("route_unpack", r.route_unpack);
+      j.field("plan", r.plan);
+      j.field("verified", r.verified);
+      if (!r.verified) j.field("verify_error", r.verify_error);
+      const Direction* dirs[2] = {&r.pack, &r.unpack};
+      const char* names[2] = {"pack", "unpack"};
+      for (int d = 0; d < 2; ++d) {
+        const Direction& x = *dirs[d];
+        const int64_t b = r.shape.packed_bytes;
+        j.begin_object(names[d]);
+        j.field("host_seconds", x.host);
+        j.field("loom_seconds", x.loom);
+        j.field("memcpy_seconds", x.memcpy);
+        j.field("host_gbps", gbps(b, x.host.median));
+        j.field("loom_gbps", gbps(b, x.loom.median));
+        j.field("memcpy_gbps", gbps(b, x.memcpy.median));
+        j.field("host_gbps_p10", gbps(b, x.host.p90));  // slow samples give the low throughput
+        j.field("host_gbps_p90", gbps(b, x.host.p10));
+        j.field("loom_gbps_p10", gbps(b, x.loom.p90));
+        j.field("loom_gbps_p90", gbps(b, x.loom.p10));
+        j.field("speedup", x.speedup());
+        j.field("speedup_spread", x.loom_over_host);
+        j.field("speedup_of_medians", x.loom.median > 0 ? x.host.median / x.loom.median : 0.0);
+        j.field("loom_vs_memcpy", x.loom_vs_memcpy());
+        j.field("host_vs_memcpy", x.host_vs_memcpy());
+        j.field("calls_per_sample_host", x.calls_host);
+        j.field("calls_per_sample_loom", x.calls_loom);
+        j.field("calls_per_sample_memcpy", x.calls_memcpy);
+        j.end_object();
+      }
+      j.end_object();
+    }
+    j.end_array();
+    j.begin_array("skipped");
+    for (const auto& s : skipped) j.field(nullptr, s);
+    j.end_array();
+    j.begin_object("summary");
+    j.field("geomean_speedup_pack", gm_pack.value);
+    j.field("geomean_speedup_unpack", gm_unpack.value);
+    j.field("geomean_speedup", gm_all.value);
+    j.begin_array("targets");
+    for (const TargetLine* t : targets) {
+      j.begin_object();
+      j.field("name", t->name);
+      if (t->has_value) j.field("value", t->value);
+      j.field("target", t->target);
+      j.field("pass", t->pass());
+      j.field("cases", t->n);
+      j.field("worst_case", t->worst_case);
+      j.end_object();
+    }
+    j.end_array();
+    j.field("cases_below_worst_target", below_worst);
+    j.field("verify_failures", mismatches);
+    j.field("not_accelerated", not_accelerated);
+    j.begin_array("overhead_1k");
+    for (const auto& o : overheads) {
+      j.begin_object();
+      j.field("what", o.what);
+      j.field("host_ns", o.host_ns);
+      j.field("loom_ns", o.loom_ns);
+      j.field("memcpy_ns", o.memcpy_ns);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    j.end_object();
+    if (!j.write_file(opt.json_path)) {
+      std::fprintf(stderr, "loom-bench pack: cannot write %s\n", opt.json_path.c_str());
+      MPI_Finalize();
+      return 1;
+    }
+    std::printf("JSON: %s\n", opt.json_path.c_str());
+  }
+
+  MPI_Finalize();
+  return mismatches == 0 ? 0 : 1;
+}
+
+}  // namespace loom::bench
