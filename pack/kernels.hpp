@@ -1,6 +1,6 @@
-// Row kernels: the innermost loop of every strided pack. One implementation per ISA,
-// chosen once at run time. A CUDA executor will provide the same entry points for
-// device buffers.
+// Kernels: the inner loops of every pack and unpack. One implementation per ISA, chosen
+// once at run time. A CUDA executor will provide the same entry points for device
+// buffers.
 #pragma once
 
 #include <cstdint>
@@ -9,11 +9,25 @@ namespace loom::pack {
 
 enum class Isa : uint8_t { Scalar, Avx2, Avx512 };
 
-// Copies `n` blocks of `block` bytes between a strided buffer (blocks `stride` bytes
-// apart, stride may be <= 0) and a contiguous packed buffer.
+// A 2-D slab of a strided buffer: `rows` rows `row_stride` bytes apart, each of `n`
+// blocks of `block` bytes `stride` bytes apart (strides may be <= 0). Packed, the blocks
+// follow each other row by row.
+struct Slab {
+  int64_t block, n, stride, rows, row_stride;
+};
+
+// Offset/length lists: entry i is `len[i]` bytes at `base + disp[i]`.
+struct BlockList {
+  const int64_t* disp;
+  const int64_t* len;
+  int64_t count;
+};
+
 struct RowKernels {
-  void (*pack)(char* packed, const char* strided, int64_t block, int64_t n, int64_t stride);
-  void (*unpack)(char* strided, const char* packed, int64_t block, int64_t n, int64_t stride);
+  void (*pack)(char* packed, const char* strided, const Slab& slab);
+  void (*unpack)(char* strided, const char* packed, const Slab& slab);
+  void (*pack_list)(char* packed, uintptr_t base, const BlockList& list);
+  void (*unpack_list)(uintptr_t base, const char* packed, const BlockList& list);
   // memcpy with non-temporal stores for the aligned middle: large packed outputs then
   // cost one write instead of a read-for-ownership plus a write.
   void (*stream_copy)(char* dst, const char* src, int64_t bytes);

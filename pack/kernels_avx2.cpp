@@ -11,15 +11,9 @@ namespace {
 
 constexpr int64_t kWindow = 16;
 
-void pack_avx2(char* packed, const char* strided, int64_t block, int64_t n, int64_t stride) {
-  if (block <= 0 || stride <= block || block + stride > kWindow || n < 4)
-    return pack_blocks(packed, strided, block, n, stride);
-  const int64_t per_window = (kWindow - block) / stride + 1;
+void pack_row(char* packed, const char* strided, int64_t block, int64_t n, int64_t stride,
+              __m128i shuffle, int64_t per_window) {
   const int64_t window_bytes = per_window * block;
-  alignas(16) int8_t index[kWindow];
-  for (int64_t j = 0; j < kWindow; ++j)
-    index[j] = static_cast<int8_t>(j < window_bytes ? (j / block) * stride + j % block : -1);
-  const __m128i shuffle = _mm_load_si128(reinterpret_cast<const __m128i*>(index));
   const char* strided_end = strided + (n - 1) * stride + block;
   const char* packed_end = packed + n * block;
   int64_t done = 0;
@@ -31,7 +25,20 @@ void pack_avx2(char* packed, const char* strided, int64_t block, int64_t n, int6
     packed += window_bytes;
     done += per_window;
   }
-  pack_blocks(packed, strided, block, n - done, stride);
+  for (; done < n; ++done, strided += stride, packed += block) copy_block(packed, strided, block);
+}
+
+void pack_avx2(char* packed, const char* strided, const Slab& s) {
+  if (s.block <= 0 || s.stride <= s.block || s.block + s.stride > kWindow || s.n < 4)
+    return pack_slab_blocks(packed, strided, s);
+  const int64_t per_window = (kWindow - s.block) / s.stride + 1;
+  alignas(16) int8_t index[kWindow];
+  for (int64_t j = 0; j < kWindow; ++j)
+    index[j] =
+        static_cast<int8_t>(j < per_window * s.block ? (j / s.block) * s.stride + j % s.block : -1);
+  const __m128i shuffle = _mm_load_si128(reinterpret_cast<const __m128i*>(index));
+  for (int64_t r = 0; r < s.rows; ++r, packed += s.n * s.block)
+    pack_row(packed, strided + r * s.row_stride, s.block, s.n, s.stride, shuffle, per_window);
 }
 
 void stream_copy_avx2(char* dst, const char* src, int64_t bytes) {
@@ -47,7 +54,8 @@ void stream_copy_avx2(char* dst, const char* src, int64_t bytes) {
 }  // namespace
 
 namespace detail {
-const RowKernels kAvx2Kernels = {pack_avx2, unpack_blocks, stream_copy_avx2};
+const RowKernels kAvx2Kernels = {pack_avx2, unpack_slab_blocks, pack_list_blocks,
+                                 unpack_list_blocks, stream_copy_avx2};
 }
 
 }  // namespace loom::pack

@@ -59,17 +59,14 @@ inline __m512i permute_bytes(__m512i index, __m512i v) {
   return _mm512_maskz_permutexvar_epi8(~__mmask64{0}, index, v);
 }
 
-bool window_applies(int64_t block, int64_t stride, int64_t n) {
-  return block > 0 && stride > block && block + stride <= kWindow && n >= 2;
+bool window_applies(const Slab& s) {
+  return s.block > 0 && s.stride > s.block && s.block + s.stride <= kWindow && s.n >= 2;
 }
 
-void pack_avx512(char* packed, const char* strided, int64_t block, int64_t n, int64_t stride) {
-  if (!window_applies(block, stride, n)) return pack_blocks(packed, strided, block, n, stride);
-  const Window& w = window_for(block, stride);
-  const __m512i gather = _mm512_load_si512(w.gather);
-  const char* strided_end = strided + (n - 1) * stride + block;
-  const char* packed_end = packed + n * block;
-  const int64_t step = w.blocks * stride;
+void pack_row(char* packed, const char* strided, int64_t n, const Window& w, __m512i gather) {
+  const char* strided_end = strided + (n - 1) * w.stride + w.block;
+  const char* packed_end = packed + n * w.block;
+  const int64_t step = w.blocks * w.stride;
   int64_t done = 0;
   while (n - done >= w.blocks && strided + kWindow <= strided_end &&
          packed + kWindow <= packed_end) {
@@ -82,19 +79,16 @@ void pack_avx512(char* packed, const char* strided, int64_t block, int64_t n, in
   while (done < n) {
     const int64_t r = n - done < w.blocks ? n - done : w.blocks;
     const __m512i v = _mm512_maskz_loadu_epi8(w.first_blocks(r), strided);
-    _mm512_mask_storeu_epi8(packed, low_bytes(r * block), permute_bytes(gather, v));
-    strided += r * stride;
-    packed += r * block;
+    _mm512_mask_storeu_epi8(packed, low_bytes(r * w.block), permute_bytes(gather, v));
+    strided += r * w.stride;
+    packed += r * w.block;
     done += r;
   }
 }
 
-void unpack_avx512(char* strided, const char* packed, int64_t block, int64_t n, int64_t stride) {
-  if (!window_applies(block, stride, n)) return unpack_blocks(strided, packed, block, n, stride);
-  const Window& w = window_for(block, stride);
-  const __m512i scatter = _mm512_load_si512(w.scatter);
-  const char* packed_end = packed + n * block;
-  const int64_t step = w.blocks * stride;
+void unpack_row(char* strided, const char* packed, int64_t n, const Window& w, __m512i scatter) {
+  const char* packed_end = packed + n * w.block;
+  const int64_t step = w.blocks * w.stride;
   int64_t done = 0;
   while (n - done >= w.blocks && packed + kWindow <= packed_end) {
     const __m512i v = _mm512_loadu_si512(packed);
@@ -105,12 +99,28 @@ void unpack_avx512(char* strided, const char* packed, int64_t block, int64_t n, 
   }
   while (done < n) {
     const int64_t r = n - done < w.blocks ? n - done : w.blocks;
-    const __m512i v = _mm512_maskz_loadu_epi8(low_bytes(r * block), packed);
+    const __m512i v = _mm512_maskz_loadu_epi8(low_bytes(r * w.block), packed);
     _mm512_mask_storeu_epi8(strided, w.first_blocks(r), permute_bytes(scatter, v));
-    strided += r * stride;
-    packed += r * block;
+    strided += r * w.stride;
+    packed += r * w.block;
     done += r;
   }
+}
+
+void pack_avx512(char* packed, const char* strided, const Slab& s) {
+  if (!window_applies(s)) return pack_slab_blocks(packed, strided, s);
+  const Window& w = window_for(s.block, s.stride);
+  const __m512i gather = _mm512_load_si512(w.gather);
+  for (int64_t r = 0; r < s.rows; ++r, packed += s.n * s.block)
+    pack_row(packed, strided + r * s.row_stride, s.n, w, gather);
+}
+
+void unpack_avx512(char* strided, const char* packed, const Slab& s) {
+  if (!window_applies(s)) return unpack_slab_blocks(strided, packed, s);
+  const Window& w = window_for(s.block, s.stride);
+  const __m512i scatter = _mm512_load_si512(w.scatter);
+  for (int64_t r = 0; r < s.rows; ++r, packed += s.n * s.block)
+    unpack_row(strided + r * s.row_stride, packed, s.n, w, scatter);
 }
 
 void stream_copy_avx512(char* dst, const char* src, int64_t bytes) {
@@ -123,7 +133,8 @@ void stream_copy_avx512(char* dst, const char* src, int64_t bytes) {
 }  // namespace
 
 namespace detail {
-const RowKernels kAvx512Kernels = {pack_avx512, unpack_avx512, stream_copy_avx512};
+const RowKernels kAvx512Kernels = {pack_avx512, unpack_avx512, pack_list_blocks, unpack_list_blocks,
+                                   stream_copy_avx512};
 }
 
 }  // namespace loom::pack

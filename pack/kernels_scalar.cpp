@@ -11,7 +11,8 @@ namespace detail {
 void copy_plain(char* dst, const char* src, int64_t bytes) {
   std::memcpy(dst, src, static_cast<size_t>(bytes));
 }
-const RowKernels kScalarKernels = {pack_blocks, unpack_blocks, copy_plain};
+const RowKernels kScalarKernels = {pack_slab_blocks, unpack_slab_blocks, pack_list_blocks,
+                                   unpack_list_blocks, copy_plain};
 }  // namespace detail
 
 bool isa_supported(Isa isa) {

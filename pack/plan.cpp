@@ -103,6 +103,26 @@ uint32_t Plan::compile(const types::Layout& items, int64_t origin) {
     body_size = child->size;
   };
   for (const auto& item : items) lower(origin + item.disp, item.node, level, compile_body);
+  // A strided op of a few blocks costs more to dispatch than to copy: its blocks join
+  // the neighbouring offset/length list instead (irregular indexed types end up here).
+  std::vector<Op> expanded;
+  for (const Op& op : level) {
+    if (op.kind != Op::Kind::Strided || op.size / op.block > kListBlocks) {
+      expanded.push_back(op);
+      continue;
+    }
+    int64_t index[kMaxDims] = {};
+    for (int64_t b = 0; b < op.size / op.block; ++b) {
+      Op copy;
+      copy.kind = Op::Kind::Copy;
+      copy.disp = op.disp;
+      for (int d = 0; d < op.ndims; ++d) copy.disp += index[d] * op.stride[d];
+      copy.block = copy.size = op.block;
+      expanded.push_back(copy);
+      for (int d = 0; d < op.ndims && ++index[d] == op.count[d]; ++d) index[d] = 0;
+    }
+  }
+  level = std::move(expanded);
 
   std::vector<Op> merged;
   for (size_t i = 0; i < level.size();) {
@@ -132,42 +152,45 @@ uint32_t Plan::compile(const types::Layout& items, int64_t origin) {
 
 namespace {
 
-// Calls visit(row) for each innermost row of a strided op, in typemap order.
+// Calls visit(slab_origin) for each 2-D slab (the two innermost dimensions) of a
+// strided op, in typemap order.
 template <typename Visit>
-void for_each_row(const Op& op, uintptr_t base, Visit&& visit) {
+void for_each_slab(const Op& op, uintptr_t base, Visit&& visit) {
   const char* origin = at(base, op.disp);
-  if (op.ndims == 1) return visit(origin);
-  if (op.ndims == 2) {
-    for (int64_t i = 0; i < op.count[1]; ++i) visit(origin + i * op.stride[1]);
-    return;
-  }
-  // Odometer over the outer dimensions.
+  if (op.ndims <= 2) return visit(origin);
+  // Odometer over the dimensions outside the slab.
   int64_t index[kMaxDims] = {};
-  int64_t rows = 1;
-  for (int d = 1; d < op.ndims; ++d) rows *= op.count[d];
-  const char* row = origin;
-  for (int64_t r = 0; r < rows; ++r) {
-    visit(row);
-    for (int d = 1; d < op.ndims; ++d) {
-      row += op.stride[d];
+  int64_t slabs = 1;
+  for (int d = 2; d < op.ndims; ++d) slabs *= op.count[d];
+  const char* slab = origin;
+  for (int64_t k = 0; k < slabs; ++k) {
+    visit(slab);
+    for (int d = 2; d < op.ndims; ++d) {
+      slab += op.stride[d];
       if (++index[d] < op.count[d]) break;
-      row -= op.count[d] * op.stride[d];
+      slab -= op.count[d] * op.stride[d];
       index[d] = 0;
     }
   }
+}
+
+Slab slab_of(const Op& op) {
+  return {op.block, op.count[0], op.stride[0], op.ndims >= 2 ? op.count[1] : 1,
+          op.ndims >= 2 ? op.stride[1] : 0};
 }
 
 }  // namespace
 
 template <bool kPack>
 void Plan::run_strided(const Op& op, uintptr_t base, char* packed) const {
-  const int64_t row_bytes = op.count[0] * op.block;
-  for_each_row(op, base, [&](const char* row) {
+  const Slab slab = slab_of(op);
+  const int64_t slab_bytes = slab.block * slab.n * slab.rows;
+  for_each_slab(op, base, [&](const char* origin) {
     if constexpr (kPack)
-      kernels_.pack(packed, row, op.block, op.count[0], op.stride[0]);
+      kernels_.pack(packed, origin, slab);
     else
-      kernels_.unpack(const_cast<char*>(row), packed, op.block, op.count[0], op.stride[0]);
-    packed += row_bytes;
+      kernels_.unpack(const_cast<char*>(origin), packed, slab);
+    packed += slab_bytes;
   });
 }
 
@@ -175,28 +198,33 @@ void Plan::run_strided(const Op& op, uintptr_t base, char* packed) const {
 // non-temporal stores; big blocks stream straight from the source.
 void Plan::pack_strided_streaming(const Op& op, uintptr_t base, char* packed) const {
   constexpr int64_t kBounceBytes = 16384;
+  const Slab slab = slab_of(op);
   if (op.block >= kBounceBytes / 4) {
-    for_each_row(op, base, [&](const char* row) {
-      for (int64_t i = 0; i < op.count[0]; ++i, packed += op.block)
-        kernels_.stream_copy(packed, row + i * op.stride[0], op.block);
+    for_each_slab(op, base, [&](const char* origin) {
+      for (int64_t r = 0; r < slab.rows; ++r)
+        for (int64_t i = 0; i < slab.n; ++i, packed += op.block)
+          kernels_.stream_copy(packed, origin + r * slab.row_stride + i * slab.stride, op.block);
     });
     return;
   }
   alignas(64) static thread_local char bounce[kBounceBytes];
   int64_t fill = 0;
   const int64_t capacity = kBounceBytes / op.block;
-  for_each_row(op, base, [&](const char* row) {
-    for (int64_t i = 0; i < op.count[0];) {
-      int64_t take = std::min(capacity - fill / op.block, op.count[0] - i);
-      if (take == 0) {
-        kernels_.stream_copy(packed, bounce, fill);
-        packed += fill;
-        fill = 0;
-        continue;
+  for_each_slab(op, base, [&](const char* origin) {
+    for (int64_t r = 0; r < slab.rows; ++r) {
+      const char* row = origin + r * slab.row_stride;
+      for (int64_t i = 0; i < slab.n;) {
+        const int64_t take = std::min(capacity - fill / op.block, slab.n - i);
+        if (take == 0) {
+          kernels_.stream_copy(packed, bounce, fill);
+          packed += fill;
+          fill = 0;
+          continue;
+        }
+        kernels_.pack(bounce + fill, row + i * slab.stride, {op.block, take, slab.stride, 1, 0});
+        fill += take * op.block;
+        i += take;
       }
-      kernels_.pack(bounce + fill, row + i * op.stride[0], op.block, take, op.stride[0]);
-      fill += take * op.block;
-      i += take;
     }
   });
   kernels_.stream_copy(packed, bounce, fill);
@@ -217,15 +245,12 @@ void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) con
         run_strided<kPack>(op, base, packed);
         break;
       case Op::Kind::List: {
-        char* out = packed;
-        for (uint32_t k = op.first; k < op.last; ++k) {
-          char* user = const_cast<char*>(at(base, list_disp_[k]));
-          if constexpr (kPack)
-            kernels_.pack(out, user, list_len_[k], 1, 0);
-          else
-            kernels_.unpack(user, out, list_len_[k], 1, 0);
-          out += list_len_[k];
-        }
+        const BlockList list{list_disp_.data() + op.first, list_len_.data() + op.first,
+                             static_cast<int64_t>(op.last - op.first)};
+        if constexpr (kPack)
+          kernels_.pack_list(packed, base, list);
+        else
+          kernels_.unpack_list(base, packed, list);
         break;
       }
       case Op::Kind::Loop: {

@@ -15,6 +15,8 @@
 namespace loom::pack {
 
 constexpr int kMaxDims = 8;
+// Strided ops of at most this many blocks are executed as offset/length list entries.
+constexpr int64_t kListBlocks = 8;
 
 struct Op {
   enum class Kind : uint8_t { Copy, Strided, List, Loop };

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "pack/kernels.hpp"
+
 namespace loom::pack {
 namespace {
 
@@ -62,54 +64,105 @@ inline void copy_block(char* dst, const char* src, int64_t len) {
   }
 }
 
-template <int64_t kBlock>
-inline void pack_fixed(char* packed, const char* strided, int64_t n, int64_t stride) {
-  for (int64_t i = 0; i < n; ++i) std::memcpy(packed + i * kBlock, strided + i * stride, kBlock);
+// kPack copies strided -> packed, otherwise packed -> strided.
+inline int64_t magnitude(int64_t v) {
+  return v < 0 ? -v : v;
 }
 
-template <int64_t kBlock>
-inline void unpack_fixed(char* strided, const char* packed, int64_t n, int64_t stride) {
-  for (int64_t i = 0; i < n; ++i) std::memcpy(strided + i * stride, packed + i * kBlock, kBlock);
+// When rows interleave more finely than the blocks within a row (a transpose, e.g.
+// FFT2D's resized column vector packed with count N), walking the slab row by row
+// touches a new cache line and often a new page for every block. Such slabs are walked
+// in square tiles instead: each tile reads and writes a few lines per row and column.
+// Packed offsets stay those of typemap order; only the order of the copies changes,
+// which cannot change the result because distinct blocks of a valid typemap never
+// overlap where they are written.
+inline bool walk_in_tiles(const Slab& s) {
+  return s.rows > 1 && s.n > 1 && magnitude(s.row_stride) < magnitude(s.stride);
 }
 
-inline void pack_blocks(char* packed, const char* strided, int64_t block, int64_t n,
-                        int64_t stride) {
-  switch (block) {
-    case 1:
-      return pack_fixed<1>(packed, strided, n, stride);
-    case 2:
-      return pack_fixed<2>(packed, strided, n, stride);
-    case 4:
-      return pack_fixed<4>(packed, strided, n, stride);
-    case 8:
-      return pack_fixed<8>(packed, strided, n, stride);
-    case 16:
-      return pack_fixed<16>(packed, strided, n, stride);
-    case 32:
-      return pack_fixed<32>(packed, strided, n, stride);
-    default:
-      for (int64_t i = 0; i < n; ++i) copy_block(packed + i * block, strided + i * stride, block);
+template <bool kPack, int64_t kBlock>
+inline void slab_fixed(char* packed, char* strided, const Slab& s) {
+  if (walk_in_tiles(s)) {
+    constexpr int64_t kTile = 32;
+    const int64_t packed_row = s.n * kBlock;
+    // Inside a tile the stores run along memory: packed rows for pack, user columns
+    // for unpack.
+    for (int64_t r0 = 0; r0 < s.rows; r0 += kTile)
+      for (int64_t i0 = 0; i0 < s.n; i0 += kTile) {
+        const int64_t r1 = std::min(r0 + kTile, s.rows), i1 = std::min(i0 + kTile, s.n);
+        if constexpr (kPack) {
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t i = i0; i < i1; ++i)
+              std::memcpy(packed + r * packed_row + i * kBlock,
+                          strided + r * s.row_stride + i * s.stride, kBlock);
+        } else {
+          for (int64_t i = i0; i < i1; ++i)
+            for (int64_t r = r0; r < r1; ++r)
+              std::memcpy(strided + r * s.row_stride + i * s.stride,
+                          packed + r * packed_row + i * kBlock, kBlock);
+        }
+      }
+    return;
+  }
+  for (int64_t r = 0; r < s.rows; ++r) {
+    char* row = strided + r * s.row_stride;
+    for (int64_t i = 0; i < s.n; ++i, packed += kBlock) {
+      if constexpr (kPack)
+        std::memcpy(packed, row + i * s.stride, kBlock);
+      else
+        std::memcpy(row + i * s.stride, packed, kBlock);
+    }
   }
 }
 
-inline void unpack_blocks(char* strided, const char* packed, int64_t block, int64_t n,
-                          int64_t stride) {
-  switch (block) {
+template <bool kPack>
+inline void slab_blocks(char* packed, char* strided, const Slab& s) {
+  switch (s.block) {
     case 1:
-      return unpack_fixed<1>(strided, packed, n, stride);
+      return slab_fixed<kPack, 1>(packed, strided, s);
     case 2:
-      return unpack_fixed<2>(strided, packed, n, stride);
+      return slab_fixed<kPack, 2>(packed, strided, s);
     case 4:
-      return unpack_fixed<4>(strided, packed, n, stride);
+      return slab_fixed<kPack, 4>(packed, strided, s);
     case 8:
-      return unpack_fixed<8>(strided, packed, n, stride);
+      return slab_fixed<kPack, 8>(packed, strided, s);
+    case 12:
+      return slab_fixed<kPack, 12>(packed, strided, s);
     case 16:
-      return unpack_fixed<16>(strided, packed, n, stride);
+      return slab_fixed<kPack, 16>(packed, strided, s);
+    case 24:
+      return slab_fixed<kPack, 24>(packed, strided, s);
     case 32:
-      return unpack_fixed<32>(strided, packed, n, stride);
+      return slab_fixed<kPack, 32>(packed, strided, s);
     default:
-      for (int64_t i = 0; i < n; ++i) copy_block(strided + i * stride, packed + i * block, block);
+      for (int64_t r = 0; r < s.rows; ++r) {
+        char* row = strided + r * s.row_stride;
+        for (int64_t i = 0; i < s.n; ++i, packed += s.block) {
+          if constexpr (kPack)
+            copy_block(packed, row + i * s.stride, s.block);
+          else
+            copy_block(row + i * s.stride, packed, s.block);
+        }
+      }
   }
+}
+
+inline void pack_slab_blocks(char* packed, const char* strided, const Slab& s) {
+  slab_blocks<true>(packed, const_cast<char*>(strided), s);
+}
+inline void unpack_slab_blocks(char* strided, const char* packed, const Slab& s) {
+  slab_blocks<false>(const_cast<char*>(packed), strided, s);
+}
+
+inline void pack_list_blocks(char* packed, uintptr_t base, const BlockList& l) {
+  for (int64_t i = 0; i < l.count; packed += l.len[i], ++i)
+    copy_block(packed, reinterpret_cast<const char*>(base + static_cast<uintptr_t>(l.disp[i])),
+               l.len[i]);
+}
+
+inline void unpack_list_blocks(uintptr_t base, const char* packed, const BlockList& l) {
+  for (int64_t i = 0; i < l.count; packed += l.len[i], ++i)
+    copy_block(reinterpret_cast<char*>(base + static_cast<uintptr_t>(l.disp[i])), packed, l.len[i]);
 }
 
 // Head and tail go through normal stores; the 64-byte-aligned middle through `stream`.
