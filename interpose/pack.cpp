@@ -10,6 +10,7 @@
 #include "interpose/runtime.hpp"
 
 using loom::interpose::count;
+using loom::interpose::count_call;
 using loom::interpose::Counter;
 using loom::interpose::find_plan;
 using loom::interpose::host;
@@ -94,8 +95,7 @@ extern "C" int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, v
     plan->plan.pack(inbuf, incount, static_cast<char*>(outbuf) + *position);
   }
   *position += static_cast<int>(bytes);
-  count(Counter::PackLoom);
-  count(Counter::PackBytes, static_cast<uint64_t>(bytes));
+  count_call(Counter::PackLoom, Counter::PackBytes, static_cast<uint64_t>(bytes));
   return MPI_SUCCESS;
 }
 
@@ -117,8 +117,7 @@ extern "C" int MPI_Unpack(const void* inbuf, int insize, int* position, void* ou
     plan->plan.unpack(static_cast<const char*>(inbuf) + *position, outcount, outbuf);
   }
   *position += static_cast<int>(bytes);
-  count(Counter::UnpackLoom);
-  count(Counter::UnpackBytes, static_cast<uint64_t>(bytes));
+  count_call(Counter::UnpackLoom, Counter::UnpackBytes, static_cast<uint64_t>(bytes));
   return MPI_SUCCESS;
 }
 

@@ -83,6 +83,14 @@ void count(Counter which, uint64_t amount) {
   slot.store(slot.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
 
+void count_call(Counter calls, Counter bytes, uint64_t amount) {
+  ThreadCounters& mine = this_thread_counters();
+  auto& c = mine.value[static_cast<int>(calls)];
+  auto& b = mine.value[static_cast<int>(bytes)];
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  b.store(b.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
 uint64_t total(Counter which) {
   std::lock_guard<std::mutex> lock(registry_mutex);
   uint64_t sum = 0;

@@ -35,6 +35,8 @@ enum class Counter : int {
 // Adds to this thread's counter; each thread owns its block, so this is one relaxed
 // add with no sharing between threads.
 void count(Counter which, uint64_t amount = 1);
+// One served call and its bytes, with a single lookup of this thread's block.
+void count_call(Counter calls, Counter bytes, uint64_t amount);
 uint64_t total(Counter which);  // summed over all threads
 
 // Times a scope into a counter, only when LOOM_STATS is on.

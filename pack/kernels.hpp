@@ -16,11 +16,14 @@ struct Slab {
   int64_t block, n, stride, rows, row_stride;
 };
 
-// Offset/length lists: entry i is `len[i]` bytes at `base + disp[i]`.
+// Offset/length lists: entry i is `len[i]` bytes at `base + disp[i]`. When every entry
+// has the same length (indexed_block types), `uniform_len` holds it and the copy loop
+// is specialised for it.
 struct BlockList {
   const int64_t* disp;
   const int64_t* len;
   int64_t count;
+  int64_t uniform_len;  // 0 when lengths differ
 };
 
 struct RowKernels {

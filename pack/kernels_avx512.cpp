@@ -115,8 +115,14 @@ void pack_avx512(char* packed, const char* strided, const Slab& s) {
     pack_row(packed, strided + r * s.row_stride, s.n, w, gather);
 }
 
+// Byte-masked stores win while the lines are cached; once they are not, plain stores of
+// 8 bytes or more reach memory faster (measured on Zen 4/5: 0.56x vs 1.05x of MPICH's
+// unpack for 8-byte blocks at 64 MiB). Blocks under 8 bytes keep the window anyway.
+constexpr int64_t kMaskedUnpackBytes = int64_t{2} << 20;
+
 void unpack_avx512(char* strided, const char* packed, const Slab& s) {
-  if (!window_applies(s)) return unpack_slab_blocks(strided, packed, s);
+  if (!window_applies(s) || (s.block >= 8 && s.block * s.n * s.rows > kMaskedUnpackBytes))
+    return unpack_slab_blocks(strided, packed, s);
   const Window& w = window_for(s.block, s.stride);
   const __m512i scatter = _mm512_load_si512(w.scatter);
   for (int64_t r = 0; r < s.rows; ++r, packed += s.n * s.block)

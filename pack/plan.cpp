@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace loom::pack {
 
@@ -90,6 +91,7 @@ Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa, int64_t stre
     if (op.kind == Op::Kind::Loop) op.first += shift, op.last += shift;
   ops_.insert(ops_.begin(), program.begin(), program.end());
   top_ops_ = shift;
+  dense_ = top_ops_ == 1 && ops_[0].kind == Op::Kind::Copy && extent_ == size_;
 }
 
 // Compiles `items` into a contiguous op range appended to ops_ and returns its start.
@@ -138,6 +140,9 @@ uint32_t Plan::compile(const types::Layout& items, int64_t origin) {
         list.size += level[k].block;
       }
       list.last = static_cast<uint32_t>(list_disp_.size());
+      list.block = level[i].block;  // the uniform length, or 0 when lengths differ
+      for (size_t k = i; k < j; ++k)
+        if (level[k].block != list.block) list.block = 0;
       merged.push_back(list);
       i = j;
     } else {
@@ -207,7 +212,10 @@ void Plan::pack_strided_streaming(const Op& op, uintptr_t base, char* packed) co
     });
     return;
   }
-  alignas(64) static thread_local char bounce[kBounceBytes];
+  // On the heap: static TLS stays small, so libloom can also be dlopen'ed.
+  static thread_local std::unique_ptr<char[]> bounce_storage;
+  if (!bounce_storage) bounce_storage.reset(new char[kBounceBytes]);
+  char* bounce = bounce_storage.get();
   int64_t fill = 0;
   const int64_t capacity = kBounceBytes / op.block;
   for_each_slab(op, base, [&](const char* origin) {
@@ -246,7 +254,7 @@ void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) con
         break;
       case Op::Kind::List: {
         const BlockList list{list_disp_.data() + op.first, list_len_.data() + op.first,
-                             static_cast<int64_t>(op.last - op.first)};
+                             static_cast<int64_t>(op.last - op.first), op.block};
         if constexpr (kPack)
           kernels_.pack_list(packed, base, list);
         else
@@ -268,6 +276,15 @@ void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) con
 template <bool kPack>
 void Plan::execute(uintptr_t base, int64_t count, char* packed) const {
   if (count <= 0 || size_ == 0) return;
+  if (dense_) {  // one contiguous run for the whole count
+    char* user = const_cast<char*>(at(base, ops_[0].disp));
+    const size_t bytes = static_cast<size_t>(count * size_);
+    if constexpr (kPack)
+      std::memcpy(packed, user, bytes);
+    else
+      std::memcpy(user, packed, bytes);
+    return;
+  }
   if (kPack && count == 1 && top_ops_ == 1 && ops_[0].kind == Op::Kind::Strided &&
       size_ >= stream_bytes_)
     return pack_strided_streaming(ops_[0], base, packed);

@@ -66,6 +66,7 @@ class Plan {
 
   std::vector<Op> ops_;
   uint32_t top_ops_ = 0;  // ops [0, top_ops_) form the element's program
+  bool dense_ = false;    // any count is one contiguous copy
   std::vector<int64_t> list_disp_, list_len_;
   int64_t size_ = 0, extent_ = 0, stream_bytes_ = 0;
   Isa isa_;

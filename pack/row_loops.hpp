@@ -154,15 +154,53 @@ inline void unpack_slab_blocks(char* strided, const char* packed, const Slab& s)
   slab_blocks<false>(const_cast<char*>(packed), strided, s);
 }
 
+template <bool kPack, int64_t kLen>
+inline void list_fixed(char* packed, uintptr_t base, const BlockList& l) {
+  for (int64_t i = 0; i < l.count; ++i, packed += kLen) {
+    char* user = reinterpret_cast<char*>(base + static_cast<uintptr_t>(l.disp[i]));
+    if constexpr (kPack)
+      std::memcpy(packed, user, kLen);
+    else
+      std::memcpy(user, packed, kLen);
+  }
+}
+
+template <bool kPack>
+inline void list_blocks(char* packed, uintptr_t base, const BlockList& l) {
+  switch (l.uniform_len) {
+    case 1:
+      return list_fixed<kPack, 1>(packed, base, l);
+    case 2:
+      return list_fixed<kPack, 2>(packed, base, l);
+    case 4:
+      return list_fixed<kPack, 4>(packed, base, l);
+    case 8:
+      return list_fixed<kPack, 8>(packed, base, l);
+    case 12:
+      return list_fixed<kPack, 12>(packed, base, l);
+    case 16:
+      return list_fixed<kPack, 16>(packed, base, l);
+    case 24:
+      return list_fixed<kPack, 24>(packed, base, l);
+    case 32:
+      return list_fixed<kPack, 32>(packed, base, l);
+    default:
+      for (int64_t i = 0; i < l.count; packed += l.len[i], ++i) {
+        char* user = reinterpret_cast<char*>(base + static_cast<uintptr_t>(l.disp[i]));
+        if constexpr (kPack)
+          copy_block(packed, user, l.len[i]);
+        else
+          copy_block(user, packed, l.len[i]);
+      }
+  }
+}
+
 inline void pack_list_blocks(char* packed, uintptr_t base, const BlockList& l) {
-  for (int64_t i = 0; i < l.count; packed += l.len[i], ++i)
-    copy_block(packed, reinterpret_cast<const char*>(base + static_cast<uintptr_t>(l.disp[i])),
-               l.len[i]);
+  list_blocks<true>(packed, base, l);
 }
 
 inline void unpack_list_blocks(uintptr_t base, const char* packed, const BlockList& l) {
-  for (int64_t i = 0; i < l.count; packed += l.len[i], ++i)
-    copy_block(reinterpret_cast<char*>(base + static_cast<uintptr_t>(l.disp[i])), packed, l.len[i]);
+  list_blocks<false>(const_cast<char*>(packed), base, l);
 }
 
 // Head and tail go through normal stores; the 64-byte-aligned middle through `stream`.
