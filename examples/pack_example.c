@@ -43,8 +43,9 @@ int main(int argc, char** argv) {
   }
   int total_errors = 0;
   MPI_Reduce(&errors, &total_errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (rank == 0) printf("pack_example: %d ranks, errors=%d checksum-rank0=%.0f %s\n", size,
-                        total_errors, checksum, total_errors ? "FAILED" : "OK");
+  if (rank == 0)
+    printf("pack_example: %d ranks, errors=%d checksum-rank0=%.0f %s\n", size, total_errors,
+           checksum, total_errors ? "FAILED" : "OK");
   MPI_Type_free(&column);
   free(matrix), free(out), free(in), free(received);
   MPI_Finalize();
