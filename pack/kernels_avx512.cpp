@@ -59,8 +59,11 @@ inline __m512i permute_bytes(__m512i index, __m512i v) {
   return _mm512_maskz_permutexvar_epi8(~__mmask64{0}, index, v);
 }
 
+// From 16-byte blocks up, one plain vector move per block beats the window (measured:
+// 1.1-1.6x on 16-byte 1-D/2-D/3-D sweeps).
 bool window_applies(const Slab& s) {
-  return s.block > 0 && s.stride > s.block && s.block + s.stride <= kWindow && s.n >= 2;
+  return s.block > 0 && s.block < 16 && s.stride > s.block && s.block + s.stride <= kWindow &&
+         s.n >= 2;
 }
 
 void pack_row(char* packed, const char* strided, int64_t n, const Window& w, __m512i gather) {

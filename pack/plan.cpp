@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <numeric>
 
 namespace loom::pack {
 
@@ -94,6 +95,48 @@ Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa, int64_t stre
   dense_ = top_ops_ == 1 && ops_[0].kind == Op::Kind::Copy && extent_ == size_;
 }
 
+// One List op over copies [first, last). Lengths that vary make the copy loop branch
+// unpredictably (random merges of neighbouring indices in an indexed type): when
+// splitting every entry into gcd-sized units at most doubles the entries, the list is
+// stored in those units and runs a fixed-size loop.
+namespace {
+
+struct ListShape {
+  int64_t unit = 0, bytes = 0, longest = 0;
+  bool split = false;  // stored in units: at most twice as many entries
+};
+
+ListShape list_shape(const Op* first, const Op* last) {
+  ListShape shape;
+  for (const Op* op = first; op != last; ++op) {
+    shape.unit = std::gcd(shape.unit, op->block);
+    shape.bytes += op->block;
+    shape.longest = std::max(shape.longest, op->block);
+  }
+  shape.split = shape.bytes / shape.unit <= 2 * (last - first);
+  return shape;
+}
+
+}  // namespace
+
+Op Plan::make_list(const Op* first, const Op* last) {
+  const auto [unit, bytes, longest, split] = list_shape(first, last);
+  Op list;
+  list.kind = Op::Kind::List;
+  list.first = static_cast<uint32_t>(list_disp_.size());
+  list.size = bytes;
+  for (const Op* op = first; op != last; ++op) {
+    const int64_t piece = split ? unit : op->block;
+    for (int64_t off = 0; off < op->block; off += piece) {
+      list_disp_.push_back(op->disp + off);
+      list_len_.push_back(piece);
+    }
+  }
+  list.last = static_cast<uint32_t>(list_disp_.size());
+  list.block = split || unit == longest ? unit : 0;  // uniform length, 0 when lengths differ
+  return list;
+}
+
 // Compiles `items` into a contiguous op range appended to ops_ and returns its start.
 // Runs of plain copies become one List op over the offset/length arrays.
 uint32_t Plan::compile(const types::Layout& items, int64_t origin) {
@@ -108,8 +151,11 @@ uint32_t Plan::compile(const types::Layout& items, int64_t origin) {
   // A strided op of a few blocks costs more to dispatch than to copy: its blocks join
   // the neighbouring offset/length list instead (irregular indexed types end up here).
   std::vector<Op> expanded;
+  // Among other items (an indexed type whose gaps repeat for a while) longer strided
+  // runs join too, so the list is not broken into many short ops.
+  const int64_t list_blocks = level.size() > 1 ? kListBlocksAmongOthers : kListBlocks;
   for (const Op& op : level) {
-    if (op.kind != Op::Kind::Strided || op.size / op.block > kListBlocks) {
+    if (op.kind != Op::Kind::Strided || op.size / op.block > list_blocks) {
       expanded.push_back(op);
       continue;
     }
@@ -128,26 +174,35 @@ uint32_t Plan::compile(const types::Layout& items, int64_t origin) {
 
   std::vector<Op> merged;
   for (size_t i = 0; i < level.size();) {
-    size_t j = i;
-    while (j < level.size() && level[j].kind == Op::Kind::Copy) ++j;
-    if (j - i >= 2) {
-      Op list;
-      list.kind = Op::Kind::List;
-      list.first = static_cast<uint32_t>(list_disp_.size());
-      for (size_t k = i; k < j; ++k) {
-        list_disp_.push_back(level[k].disp);
-        list_len_.push_back(level[k].block);
-        list.size += level[k].block;
+    if (level[i].kind != Op::Kind::Copy) {
+      merged.push_back(level[i++]);
+      continue;
+    }
+    size_t end = i;
+    while (end < level.size() && level[end].kind == Op::Kind::Copy) ++end;
+    // A run of copies becomes lists. Greedily, each list grows while its entries still
+    // split evenly into one unit length (a struct of indexed_block fields gives one list
+    // per field); stretches too short to be worth a list of their own are gathered
+    // into one mixed list.
+    auto even_stretch = [&](size_t from) {
+      size_t to = from + 1;
+      int64_t unit = level[from].block, bytes = unit;
+      for (; to < end; ++to) {
+        const int64_t u = std::gcd(unit, level[to].block), b = bytes + level[to].block;
+        if (b / u > 2 * static_cast<int64_t>(to + 1 - from)) break;
+        unit = u, bytes = b;
       }
-      list.last = static_cast<uint32_t>(list_disp_.size());
-      list.block = level[i].block;  // the uniform length, or 0 when lengths differ
-      for (size_t k = i; k < j; ++k)
-        if (level[k].block != list.block) list.block = 0;
-      merged.push_back(list);
-      i = j;
-    } else {
-      merged.push_back(level[i]);
-      ++i;
+      return to;
+    };
+    while (i < end) {
+      size_t stop = even_stretch(i);
+      if (stop - i < kUniformListRun)
+        while (stop < end && even_stretch(stop) - stop < kUniformListRun) stop = even_stretch(stop);
+      if (stop - i == 1)
+        merged.push_back(level[i]);
+      else
+        merged.push_back(make_list(level.data() + i, level.data() + stop));
+      i = stop;
     }
   }
   const uint32_t first = static_cast<uint32_t>(ops_.size());
@@ -347,6 +402,10 @@ std::string Plan::describe() const {
   std::string out = kind() + " size=" + std::to_string(size_) +
                     " extent=" + std::to_string(extent_) + " isa=" + isa_name(isa_) +
                     " ops=" + std::to_string(ops_.size());
+  int64_t by_kind[4] = {};
+  for (const Op& op : ops_) ++by_kind[static_cast<int>(op.kind)];
+  out += " (copy " + std::to_string(by_kind[0]) + ", strided " + std::to_string(by_kind[1]) +
+         ", list " + std::to_string(by_kind[2]) + ", loop " + std::to_string(by_kind[3]) + ")";
   if (top_ops_ >= 1 && ops_[0].kind == Op::Kind::Strided) {
     const Op& op = ops_[0];
     out += " block=" + std::to_string(op.block) + " dims=";

@@ -17,6 +17,10 @@ namespace loom::pack {
 constexpr int kMaxDims = 8;
 // Strided ops of at most this many blocks are executed as offset/length list entries.
 constexpr int64_t kListBlocks = 8;
+constexpr int64_t kListBlocksAmongOthers = 32;
+// Runs of at least this many copies that split into one unit length get a list of
+// their own.
+constexpr size_t kUniformListRun = 16;
 
 struct Op {
   enum class Kind : uint8_t { Copy, Strided, List, Loop };
@@ -55,6 +59,7 @@ class Plan {
 
  private:
   uint32_t compile(const types::Layout& items, int64_t origin);
+  Op make_list(const Op* first, const Op* last);
   void add_node(int64_t disp, const types::NodeRef& node);
   template <bool kPack>
   void run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) const;

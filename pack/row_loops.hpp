@@ -81,7 +81,8 @@ inline bool walk_in_tiles(const Slab& s) {
 }
 
 template <bool kPack, int64_t kBlock>
-inline void slab_fixed(char* packed, char* strided, const Slab& s) {
+inline void slab_fixed(char* packed, char* strided, const Slab& slab) {
+  const Slab s = slab;  // locals: see list_fixed
   if (walk_in_tiles(s)) {
     constexpr int64_t kTile = 32;
     const int64_t packed_row = s.n * kBlock;
@@ -116,7 +117,8 @@ inline void slab_fixed(char* packed, char* strided, const Slab& s) {
 }
 
 template <bool kPack>
-inline void slab_blocks(char* packed, char* strided, const Slab& s) {
+inline void slab_blocks(char* packed, char* strided, const Slab& slab) {
+  const Slab s = slab;  // locals: see list_fixed
   switch (s.block) {
     case 1:
       return slab_fixed<kPack, 1>(packed, strided, s);
@@ -154,10 +156,14 @@ inline void unpack_slab_blocks(char* strided, const char* packed, const Slab& s)
   slab_blocks<false>(const_cast<char*>(packed), strided, s);
 }
 
+// The loops below copy the descriptor fields into locals first: stores through char*
+// may alias anything, so the compiler would otherwise reload them every iteration.
 template <bool kPack, int64_t kLen>
 inline void list_fixed(char* packed, uintptr_t base, const BlockList& l) {
-  for (int64_t i = 0; i < l.count; ++i, packed += kLen) {
-    char* user = reinterpret_cast<char*>(base + static_cast<uintptr_t>(l.disp[i]));
+  const int64_t* const disp = l.disp;
+  const int64_t count = l.count;
+  for (int64_t i = 0; i < count; ++i, packed += kLen) {
+    char* user = reinterpret_cast<char*>(base + static_cast<uintptr_t>(disp[i]));
     if constexpr (kPack)
       std::memcpy(packed, user, kLen);
     else
@@ -184,14 +190,18 @@ inline void list_blocks(char* packed, uintptr_t base, const BlockList& l) {
       return list_fixed<kPack, 24>(packed, base, l);
     case 32:
       return list_fixed<kPack, 32>(packed, base, l);
-    default:
-      for (int64_t i = 0; i < l.count; packed += l.len[i], ++i) {
-        char* user = reinterpret_cast<char*>(base + static_cast<uintptr_t>(l.disp[i]));
+    default: {
+      const int64_t* const disp = l.disp;
+      const int64_t* const len = l.len;
+      const int64_t count = l.count;
+      for (int64_t i = 0; i < count; packed += len[i], ++i) {
+        char* user = reinterpret_cast<char*>(base + static_cast<uintptr_t>(disp[i]));
         if constexpr (kPack)
-          copy_block(packed, user, l.len[i]);
+          copy_block(packed, user, len[i]);
         else
-          copy_block(user, packed, l.len[i]);
+          copy_block(user, packed, len[i]);
       }
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "pack/plan.hpp"
@@ -134,6 +135,26 @@ TEST(Plan, KindsAreChosenByShape) {
                        51, pack::Isa::Scalar)
                 .kind(),
             "list");
+}
+
+// Indexed types with random displacements: neighbouring indices merge into longer runs,
+// and the plan splits them back into uniform units; bytes must not change.
+TEST(Plan, IrregularListsOfMixedLengths) {
+  std::mt19937_64 rng(7);
+  for (int64_t unit : {1, 4, 8, 24}) {
+    std::vector<types::Placed> items;
+    int64_t disp = 0;
+    for (int i = 0; i < 500; ++i) {
+      disp += unit * static_cast<int64_t>(1 + rng() % 3);  // some adjacent, some gaps
+      items.push_back({disp, types::make_dense(unit * static_cast<int64_t>(1 + rng() % 2))});
+      disp += items.back().node->size;
+    }
+    const types::Layout layout{{0, types::make_sequence(items)}};
+    for (pack::Isa isa : supported_isas()) {
+      check_plan(layout, 2, disp + 16, isa, "unit " + std::to_string(unit));
+      if (HasFatalFailure()) return;
+    }
+  }
 }
 
 TEST(Plan, RandomLayoutsMatchReference) {
