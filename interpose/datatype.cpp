@@ -110,8 +110,8 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
     else if (size > 0 && (b.lo != true_lb || b.hi - b.lo != true_extent))
       why = "true bounds differ from the host's";
     else {
-      auto plan = std::make_shared<TypePlan>(TypePlan{
-          pack::Plan(canonical, extent, config().isa, config().stream_bytes), std::string()});
+      auto plan = std::make_shared<TypePlan>(
+          TypePlan{pack::Plan(canonical, extent, config().isa), std::string()});
       if (size > 0 && size <= INT_MAX && true_extent <= kVerifySpanBytes &&
           !host_packs_like(type, plan->plan, true_lb, true_extent)) {
         if (config().debug)

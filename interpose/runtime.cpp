@@ -23,16 +23,6 @@ Config read_config() {
   c.stats = env_flag("LOOM_STATS");
   c.debug = env_flag("LOOM_DEBUG");
   c.isa = pack::best_isa();
-  c.stream_bytes = pack::Plan::kDefaultStreamBytes;
-  if (const char* v = std::getenv("LOOM_STREAM_BYTES"); v && *v) {
-    char* end = nullptr;
-    const long long bytes = std::strtoll(v, &end, 10);
-    if (*end || bytes < 0)
-      std::fprintf(stderr, "loom: LOOM_STREAM_BYTES=%s is not a byte count; using %lld\n", v,
-                   static_cast<long long>(c.stream_bytes));
-    else
-      c.stream_bytes = bytes;
-  }
   if (const char* isa = std::getenv("LOOM_ISA"); isa && *isa) {
     pack::Isa requested;
     if (!pack::parse_isa(isa, &requested))

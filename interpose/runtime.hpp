@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "pack/plan.hpp"
+#include "pack/kernels.hpp"
 
 namespace loom::interpose {
 
@@ -14,7 +14,6 @@ struct Config {
   bool stats = false;                 // LOOM_STATS=1: report at MPI_Finalize, time the kernels
   bool debug = false;                 // LOOM_DEBUG=1: print each committed type's plan
   pack::Isa isa = pack::Isa::Scalar;  // LOOM_ISA=scalar|avx2|avx512, default: best available
-  int64_t stream_bytes = 0;           // LOOM_STREAM_BYTES: packs this large use non-temporal stores
 };
 const Config& config();
 

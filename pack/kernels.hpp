@@ -31,9 +31,6 @@ struct RowKernels {
   void (*unpack)(char* strided, const char* packed, const Slab& slab);
   void (*pack_list)(char* packed, uintptr_t base, const BlockList& list);
   void (*unpack_list)(uintptr_t base, const char* packed, const BlockList& list);
-  // memcpy with non-temporal stores for the aligned middle: large packed outputs then
-  // cost one write instead of a read-for-ownership plus a write.
-  void (*stream_copy)(char* dst, const char* src, int64_t bytes);
 };
 
 Isa best_isa();  // the widest ISA this CPU runs

@@ -41,21 +41,11 @@ void pack_avx2(char* packed, const char* strided, const Slab& s) {
     pack_row(packed, strided + r * s.row_stride, s.block, s.n, s.stride, shuffle, per_window);
 }
 
-void stream_copy_avx2(char* dst, const char* src, int64_t bytes) {
-  stream_copy_with(dst, src, bytes, [](char* d, const char* s) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
-  });
-  _mm_sfence();
-}
-
 }  // namespace
 
 namespace detail {
 const RowKernels kAvx2Kernels = {pack_avx2, unpack_slab_blocks, pack_list_blocks,
-                                 unpack_list_blocks, stream_copy_avx2};
+                                 unpack_list_blocks};
 }
 
 }  // namespace loom::pack

@@ -132,18 +132,11 @@ void unpack_avx512(char* strided, const char* packed, const Slab& s) {
     unpack_row(strided + r * s.row_stride, packed, s.n, w, scatter);
 }
 
-void stream_copy_avx512(char* dst, const char* src, int64_t bytes) {
-  stream_copy_with(dst, src, bytes, [](char* d, const char* s) {
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(d), _mm512_loadu_si512(s));
-  });
-  _mm_sfence();
-}
-
 }  // namespace
 
 namespace detail {
-const RowKernels kAvx512Kernels = {pack_avx512, unpack_avx512, pack_list_blocks, unpack_list_blocks,
-                                   stream_copy_avx512};
+const RowKernels kAvx512Kernels = {pack_avx512, unpack_avx512, pack_list_blocks,
+                                   unpack_list_blocks};
 }
 
 }  // namespace loom::pack

@@ -8,11 +8,8 @@
 namespace loom::pack {
 
 namespace detail {
-void copy_plain(char* dst, const char* src, int64_t bytes) {
-  std::memcpy(dst, src, static_cast<size_t>(bytes));
-}
 const RowKernels kScalarKernels = {pack_slab_blocks, unpack_slab_blocks, pack_list_blocks,
-                                   unpack_list_blocks, copy_plain};
+                                   unpack_list_blocks};
 }  // namespace detail
 
 bool isa_supported(Isa isa) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
 #include <numeric>
 
 namespace loom::pack {
@@ -77,8 +76,8 @@ void lower(int64_t disp, const types::NodeRef& node, std::vector<Op>& level,
 
 }  // namespace
 
-Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa, int64_t stream_bytes)
-    : extent_(extent), stream_bytes_(stream_bytes), isa_(isa), kernels_(row_kernels(isa)) {
+Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa)
+    : extent_(extent), isa_(isa), kernels_(row_kernels(isa)) {
   size_ = types::packed_size(canonical);
   const uint32_t first = compile(canonical, 0);
   // The element program is the last range compiled; move it to the front so that
@@ -254,45 +253,6 @@ void Plan::run_strided(const Op& op, uintptr_t base, char* packed) const {
   });
 }
 
-// Packs through a small cache-resident bounce buffer and streams it out with
-// non-temporal stores; big blocks stream straight from the source.
-void Plan::pack_strided_streaming(const Op& op, uintptr_t base, char* packed) const {
-  constexpr int64_t kBounceBytes = 16384;
-  const Slab slab = slab_of(op);
-  if (op.block >= kBounceBytes / 4) {
-    for_each_slab(op, base, [&](const char* origin) {
-      for (int64_t r = 0; r < slab.rows; ++r)
-        for (int64_t i = 0; i < slab.n; ++i, packed += op.block)
-          kernels_.stream_copy(packed, origin + r * slab.row_stride + i * slab.stride, op.block);
-    });
-    return;
-  }
-  // On the heap: static TLS stays small, so libloom can also be dlopen'ed.
-  static thread_local std::unique_ptr<char[]> bounce_storage;
-  if (!bounce_storage) bounce_storage.reset(new char[kBounceBytes]);
-  char* bounce = bounce_storage.get();
-  int64_t fill = 0;
-  const int64_t capacity = kBounceBytes / op.block;
-  for_each_slab(op, base, [&](const char* origin) {
-    for (int64_t r = 0; r < slab.rows; ++r) {
-      const char* row = origin + r * slab.row_stride;
-      for (int64_t i = 0; i < slab.n;) {
-        const int64_t take = std::min(capacity - fill / op.block, slab.n - i);
-        if (take == 0) {
-          kernels_.stream_copy(packed, bounce, fill);
-          packed += fill;
-          fill = 0;
-          continue;
-        }
-        kernels_.pack(bounce + fill, row + i * slab.stride, {op.block, take, slab.stride, 1, 0});
-        fill += take * op.block;
-        i += take;
-      }
-    }
-  });
-  kernels_.stream_copy(packed, bounce, fill);
-}
-
 template <bool kPack>
 void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) const {
   for (uint32_t i = first; i < last; ++i) {
@@ -340,9 +300,6 @@ void Plan::execute(uintptr_t base, int64_t count, char* packed) const {
       std::memcpy(user, packed, bytes);
     return;
   }
-  if (kPack && count == 1 && top_ops_ == 1 && ops_[0].kind == Op::Kind::Strided &&
-      size_ >= stream_bytes_)
-    return pack_strided_streaming(ops_[0], base, packed);
   if (count > 1 && top_ops_ == 1) {
     // A single-op element: fold the count into the op as one more (outer) dimension.
     Op op = ops_[0];
@@ -363,7 +320,6 @@ void Plan::execute(uintptr_t base, int64_t count, char* packed) const {
         op.stride[op.ndims] = extent_;
         ++op.ndims;
       }
-      if (kPack && count * size_ >= stream_bytes_) return pack_strided_streaming(op, base, packed);
       return run_strided<kPack>(op, base, packed);
     }
   }

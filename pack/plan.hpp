@@ -4,7 +4,6 @@
 // immutable after construction and safe to share between threads.
 #pragma once
 
-#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,14 +35,8 @@ struct Op {
 
 class Plan {
  public:
-  // Packs producing at least this many bytes write their output with non-temporal
-  // stores. Off by default: on the EPYC machines Loom is measured on, streaming through
-  // a bounce buffer was slower than cached stores at every block size (LOOM_STREAM_BYTES).
-  static constexpr int64_t kDefaultStreamBytes = INT64_MAX;
-
   // `extent` is the type's extent: element i of a count starts i * extent bytes later.
-  Plan(const types::Layout& canonical, int64_t extent, Isa isa,
-       int64_t stream_bytes = kDefaultStreamBytes);
+  Plan(const types::Layout& canonical, int64_t extent, Isa isa);
 
   int64_t size() const { return size_; }
   int64_t extent() const { return extent_; }
@@ -65,7 +58,6 @@ class Plan {
   void run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) const;
   template <bool kPack>
   void run_strided(const Op& op, uintptr_t base, char* packed) const;
-  void pack_strided_streaming(const Op& op, uintptr_t base, char* packed) const;
   template <bool kPack>
   void execute(uintptr_t base, int64_t count, char* packed) const;
 
@@ -73,7 +65,7 @@ class Plan {
   uint32_t top_ops_ = 0;  // ops [0, top_ops_) form the element's program
   bool dense_ = false;    // any count is one contiguous copy
   std::vector<int64_t> list_disp_, list_len_;
-  int64_t size_ = 0, extent_ = 0, stream_bytes_ = 0;
+  int64_t size_ = 0, extent_ = 0;
   Isa isa_;
   RowKernels kernels_;
 };

@@ -213,15 +213,5 @@ inline void unpack_list_blocks(uintptr_t base, const char* packed, const BlockLi
   list_blocks<false>(const_cast<char*>(packed), base, l);
 }
 
-// Head and tail go through normal stores; the 64-byte-aligned middle through `stream`.
-template <typename StreamLine>
-inline void stream_copy_with(char* dst, const char* src, int64_t bytes, StreamLine&& stream) {
-  const int64_t head = std::min<int64_t>(bytes, (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64);
-  std::memcpy(dst, src, static_cast<size_t>(head));
-  dst += head, src += head, bytes -= head;
-  for (; bytes >= 64; bytes -= 64, dst += 64, src += 64) stream(dst, src);
-  std::memcpy(dst, src, static_cast<size_t>(bytes));
-}
-
 }  // namespace
 }  // namespace loom::pack

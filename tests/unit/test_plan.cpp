@@ -41,10 +41,10 @@ void reference_unpack(const std::vector<std::pair<int64_t, int64_t>>& blocks, co
 
 // Packs and unpacks `count` elements with the plan and the reference; the packed bytes,
 // the unpacked buffers (gaps included) and the guard bytes around both must agree.
-void check_plan_with(const types::Layout& layout, int64_t count, int64_t extent, pack::Isa isa,
-                     int64_t stream_bytes, const std::string& what) {
+void check_plan(const types::Layout& layout, int64_t count, int64_t extent, pack::Isa isa,
+                const std::string& what) {
   const types::Layout canonical = types::canonicalize(layout);
-  const pack::Plan plan(canonical, extent, isa, stream_bytes);
+  const pack::Plan plan(canonical, extent, isa);
   const auto blocks = block_stream(layout, count, extent);
   int64_t lo = 0, hi = 0;
   for (auto [off, len] : blocks) lo = std::min(lo, off), hi = std::max(hi, off + len);
@@ -67,13 +67,6 @@ void check_plan_with(const types::Layout& layout, int64_t count, int64_t extent,
   reference_unpack(blocks, expect.data() + kGuardBytes, expect_user.data() + kGuardBytes - lo);
   plan.unpack(expect.data() + kGuardBytes, count, got_user.data() + kGuardBytes - lo);
   ASSERT_EQ(expect_user, got_user) << what << " (unpack) plan: " << plan.describe();
-}
-
-// Both the cached-store path and the streaming (non-temporal) path.
-void check_plan(const types::Layout& layout, int64_t count, int64_t extent, pack::Isa isa,
-                const std::string& what) {
-  check_plan_with(layout, count, extent, isa, pack::Plan::kDefaultStreamBytes, what);
-  check_plan_with(layout, count, extent, isa, 1, what + " [streaming]");
 }
 
 TEST(RowKernels, AllBlockAndStrideShapes) {
