@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "loom/loom.h"
+#include "tests/mpi/loom_env.hpp"
 
 namespace {
 
@@ -678,9 +679,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   ::testing::InitGoogleTest(&argc, argv);
-  const char* disable = std::getenv("LOOM_DISABLE");
-  if (!loom_is_active() && !(disable && std::strcmp(disable, "1") == 0)) {
-    std::fprintf(stderr, "libloom is not active: these tests would compare the host with itself\n");
+  if (!loom::test::loom_active_unless_disabled()) {
     MPI_Finalize();
     return 1;
   }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "loom/loom.h"
+#include "tests/mpi/loom_env.hpp"
 
 namespace {
 
@@ -1008,8 +1009,7 @@ void print_summary(const Totals& t, double seconds) {
 
 // With Loom active, a run where (almost) everything fell back to the host would prove nothing.
 bool check_acceleration(const Options& o, const Totals& t) {
-  const char* disable = std::getenv("LOOM_DISABLE");
-  bool disabled = disable && std::strcmp(disable, "1") == 0;
+  const bool disabled = loom::test::loom_disabled_by_env();
   loom_stats s{};
   loom_get_stats(&s);
   if (disabled) {
