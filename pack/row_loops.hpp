@@ -76,8 +76,13 @@ inline int64_t magnitude(int64_t v) {
 // Packed offsets stay those of typemap order; only the order of the copies changes,
 // which cannot change the result because distinct blocks of a valid typemap never
 // overlap where they are written.
+// Slabs that fit in L1 are walked in plain row order (measured: tiles cost 0.7x at
+// 16 KiB and gain 3-7x from 256 KiB up on FFT2D's transpose).
+constexpr int64_t kTiledSlabBytes = int64_t{64} << 10;
+
 inline bool walk_in_tiles(const Slab& s) {
-  return s.rows > 1 && s.n > 1 && magnitude(s.row_stride) < magnitude(s.stride);
+  return s.rows > 1 && s.n > 1 && magnitude(s.row_stride) < magnitude(s.stride) &&
+         s.block * s.n * s.rows > kTiledSlabBytes;
 }
 
 template <bool kPack, int64_t kBlock>
