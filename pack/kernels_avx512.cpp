@@ -118,11 +118,11 @@ void pack_avx512(char* packed, const char* strided, const Slab& s) {
     pack_row(packed, strided + r * s.row_stride, s.n, w, gather);
 }
 
-// Byte-masked stores win while the lines are cached; once they are not, they drain about
+// Byte-masked stores win while the lines are cached; once they miss L3, they drain about
 // half as fast as plain stores here (4-byte blocks at stride 8, 32 MiB: 5 GB/s masked,
 // 9-10 GB/s plain), so large slabs of 4-byte blocks or more are unpacked with plain
 // stores. One- and two-byte blocks keep the window: a store per byte is slower still.
-constexpr int64_t kMaskedUnpackBytes = int64_t{2} << 20;
+constexpr int64_t kMaskedUnpackBytes = int64_t{16} << 20;  // half the L3 of the EPYC here
 constexpr int64_t kPlainUnpackMinBlock = 4;
 
 void unpack_avx512(char* strided, const char* packed, const Slab& s) {
