@@ -79,7 +79,7 @@ void lower(int64_t disp, const types::NodeRef& node, std::vector<Op>& level,
 Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa)
     : extent_(extent), isa_(isa), kernels_(row_kernels(isa)) {
   size_ = types::packed_size(canonical);
-  const uint32_t first = compile(canonical, 0);
+  const uint32_t first = compile(canonical);
   // The element program is the last range compiled; move it to the front so that
   // [0, top_ops_) is the program and loop bodies follow.
   std::vector<Op> program(ops_.begin() + first, ops_.end());
@@ -138,15 +138,15 @@ Op Plan::make_list(const Op* first, const Op* last) {
 
 // Compiles `items` into a contiguous op range appended to ops_ and returns its start.
 // Runs of plain copies become one List op over the offset/length arrays.
-uint32_t Plan::compile(const types::Layout& items, int64_t origin) {
+uint32_t Plan::compile(const types::Layout& items) {
   std::vector<Op> level;
   auto compile_body = [this](const types::NodeRef& child, uint32_t& first, uint32_t& last,
                              int64_t& body_size) {
-    first = compile({{0, child}}, 0);
+    first = compile({{0, child}});
     last = static_cast<uint32_t>(ops_.size());
     body_size = child->size;
   };
-  for (const auto& item : items) lower(origin + item.disp, item.node, level, compile_body);
+  for (const auto& item : items) lower(item.disp, item.node, level, compile_body);
   // A strided op of a few blocks costs more to dispatch than to copy: its blocks join
   // the neighbouring offset/length list instead (irregular indexed types end up here).
   std::vector<Op> expanded;

@@ -51,7 +51,7 @@ class Plan {
   const std::vector<Op>& ops() const { return ops_; }
 
  private:
-  uint32_t compile(const types::Layout& items, int64_t origin);
+  uint32_t compile(const types::Layout& items);
   Op make_list(const Op* first, const Op* last);
   void add_node(int64_t disp, const types::NodeRef& node);
   template <bool kPack>
