@@ -30,16 +30,51 @@ class AdaptiveQueue final : public MatchQueue {
     set_thresholds();
   }
 
+  // In the list tier every operation goes straight to the list, which keeps its own
+  // count; size_ is only maintained for the bigger tiers. With the slow paths out of
+  // line (below), a post/arrive pair at depth 4 costs 426 instructions against the list
+  // backend's 414 (callgrind), down from 468.
   bool append(const Entry& e) override {
-    if (!(tier_ == Tier::kList ? list_.append(e) : big_->append(e))) return false;
+    if (tier_ == Tier::kList) {
+      if (!list_.append(e)) return false;
+      if (list_.size() > grow_at_) {
+        size_ = list_.size();
+        retier();
+      }
+      return true;
+    }
+    if (!big_->append(e)) return false;
     if (++size_ > grow_at_) retier();
     return true;
   }
 
   bool find(const Key& probe, bool remove, Entry* out, uint32_t* depth) override {
+    if (tier_ == Tier::kList) return list_.find(probe, remove, out, depth);  // never shrinks
+    return find_past_list(probe, remove, out, depth);
+  }
+
+  bool cancel(const Key& key, void* user) override {
+    if (tier_ == Tier::kList) return list_.cancel(key, user);
+    if (!big_->cancel(key, user)) return false;
+    if (--size_ < shrink_at_) retier();
+    return true;
+  }
+  bool visit(VisitFn fn, void* arg) const override { return current().visit(fn, arg); }
+  uint64_t touch() const override { return current().touch(); }
+  size_t size() const override { return tier_ == Tier::kList ? list_.size() : size_; }
+  uint64_t switches() const override { return switches_; }
+  size_t memory_bytes() const override {
+    return list_.memory_bytes() + (big_ ? big_->memory_bytes() : 0);
+  }
+
+ private:
+  // Out of line, like retier(): kept in find(), their register saves and unwinding
+  // set-up would be paid by every list-tier operation too.
+  [[gnu::noinline]] bool find_past_list(const Key& probe, bool remove, Entry* out,
+                                        uint32_t* depth) {
     // Only unexpected-queue probes carry wildcards; the share only matters once the queue is
     // past the list tier, so short queues skip the bookkeeping.
-    if (side_ == Side::kUnexpected && tier_ != Tier::kList) {
+    if (side_ == Side::kUnexpected) {
       const uint32_t sample = is_exact(probe) ? 0 : 256;
       wild_share_ = wild_share_ - (wild_share_ >> 4) + (sample >> 4);
       if (tier_ == Tier::kHash && sample && wild_share_ > kWildLeaveHash) retier();
@@ -51,20 +86,6 @@ class AdaptiveQueue final : public MatchQueue {
     return true;
   }
 
-  bool cancel(const Key& key, void* user) override {
-    if (!(tier_ == Tier::kList ? list_.cancel(key, user) : big_->cancel(key, user))) return false;
-    if (--size_ < shrink_at_) retier();
-    return true;
-  }
-  bool visit(VisitFn fn, void* arg) const override { return current().visit(fn, arg); }
-  uint64_t touch() const override { return current().touch(); }
-  size_t size() const override { return size_; }
-  uint64_t switches() const override { return switches_; }
-  size_t memory_bytes() const override {
-    return list_.memory_bytes() + (big_ ? big_->memory_bytes() : 0);
-  }
-
- private:
   const MatchQueue& current() const {
     if (tier_ == Tier::kList) return list_;
     return *big_;
@@ -104,7 +125,7 @@ class AdaptiveQueue final : public MatchQueue {
 
   // Copies every entry, oldest first; on allocation failure the old structure stays (still
   // correct, only slower).
-  void retier() {
+  [[gnu::noinline]] void retier() {
     const Tier want = desired();
     if (want == tier_) return;
     auto copy = [](const Entry& e, void* dst) { return static_cast<MatchQueue*>(dst)->append(e); };
