@@ -37,14 +37,20 @@ struct ThreadCase {
   loom_match_threading threading;
 };
 
-class ThreadTest : public ::testing::TestWithParam<ThreadCase> {};
+class ThreadTest : public ::testing::TestWithParam<ThreadCase> {
+ protected:
+  // An engine with this case's backend and threading mode.
+  loom_match_engine* create_engine() const {
+    loom_match_config cfg;
+    loom_match_config_init(&cfg);
+    cfg.backend = GetParam().backend;
+    cfg.threading = GetParam().threading;
+    return loom_match_create(&cfg);
+  }
+};
 
 TEST_P(ThreadTest, ExactReceivesKeepPerPairOrder) {
-  loom_match_config cfg;
-  loom_match_config_init(&cfg);
-  cfg.backend = GetParam().backend;
-  cfg.threading = GetParam().threading;
-  loom_match_engine* e = loom_match_create(&cfg);
+  loom_match_engine* e = create_engine();
   ASSERT_NE(e, nullptr);
   constexpr int kPerClass = 2500;
   constexpr int kClasses = kSources * kTags;
@@ -111,11 +117,7 @@ TEST_P(ThreadTest, ExactReceivesKeepPerPairOrder) {
 // ANY_SOURCE receives, one tag: receives are taken in posting order, and for each source the
 // receive index grows with that source's message index.
 TEST_P(ThreadTest, WildcardReceivesKeepPerSourceOrder) {
-  loom_match_config cfg;
-  loom_match_config_init(&cfg);
-  cfg.backend = GetParam().backend;
-  cfg.threading = GetParam().threading;
-  loom_match_engine* e = loom_match_create(&cfg);
+  loom_match_engine* e = create_engine();
   ASSERT_NE(e, nullptr);
   constexpr int kCount = 20000;
   std::vector<Pairing> pairs;
@@ -165,11 +167,7 @@ TEST_P(ThreadTest, WildcardReceivesKeepPerSourceOrder) {
 // window), which is exactly when a receive and its message race to miss each other: one
 // queued as posted, the other as unexpected. Every pair must still match.
 TEST_P(ThreadTest, RacingPairsNeverMissEachOther) {
-  loom_match_config cfg;
-  loom_match_config_init(&cfg);
-  cfg.backend = GetParam().backend;
-  cfg.threading = GetParam().threading;
-  loom_match_engine* e = loom_match_create(&cfg);
+  loom_match_engine* e = create_engine();
   ASSERT_NE(e, nullptr);
   loom_match_envelope m;
   for (int i = 0; i < 16; ++i) {  // entries every search must walk past

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "loom/loom.h"
-#include "tests/mpi/loom_env.hpp"
+#include "tests/mpi/gtest_mpi.hpp"
 
 namespace {
 
@@ -677,13 +677,5 @@ TEST(Packed, MixedLoomAndHostCallsShareOneBuffer) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  ::testing::InitGoogleTest(&argc, argv);
-  if (!loom::test::loom_active_unless_disabled()) {
-    MPI_Finalize();
-    return 1;
-  }
-  int rc = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return rc;
+  return loom::test::run_tests_and_finalize(&argc, argv);
 }

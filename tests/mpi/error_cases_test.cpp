@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "loom/loom.h"
-#include "tests/mpi/loom_env.hpp"
+#include "tests/mpi/gtest_mpi.hpp"
 
 namespace {
 
@@ -391,14 +391,5 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--fatal-case") == 0) return run_fatal_case();
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-  ::testing::InitGoogleTest(&argc, argv);
-  if (!loom::test::loom_active_unless_disabled()) {
-    MPI_Finalize();
-    return 1;
-  }
-  int rc = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return rc;
+  return loom::test::run_tests_and_finalize(&argc, argv);
 }

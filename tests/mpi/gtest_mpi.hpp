@@ -1,0 +1,22 @@
+// The common main() body of the GoogleTest-based MPI tests: MPI is initialised by the
+// caller; errors return instead of aborting, and a run where Loom is inactive (without
+// LOOM_DISABLE=1) fails, since it would only compare the host with itself.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "tests/mpi/loom_env.hpp"
+
+namespace loom::test {
+
+inline int run_tests_and_finalize(int* argc, char** argv) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  ::testing::InitGoogleTest(argc, argv);
+  const int rc = loom_active_unless_disabled() ? RUN_ALL_TESTS() : 1;
+  MPI_Finalize();
+  return rc;
+}
+
+}  // namespace loom::test
