@@ -16,6 +16,12 @@ const Subcommand kSubcommands[] = {
     {"pack", loom::bench::run_pack, "MPI_Pack/Unpack: host vs Loom vs memcpy over a type corpus"},
     {"match", loom::bench::run_match,
      "message-matching backends: depth sweeps, app mixes, threads"},
+    {"measure", loom::bench::run_measure,
+     "calibrate the method model on this machine (writes LOOM_CACHE_DIR)"},
+    {"pingpong", loom::bench::run_pingpong,
+     "derived-type ping-pong latency/bandwidth: host-native vs Loom (2 ranks)"},
+    {"halo", loom::bench::run_halo,
+     "3-D 26-neighbour halo exchange with subarray types: host-native vs Loom"},
 };
 
 void usage(FILE* out) {

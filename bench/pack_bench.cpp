@@ -68,50 +68,6 @@ void print_help(FILE* out) {
       "  --help             this text\n");
 }
 
-bool parse_size(const std::string& text, int64_t* out) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || v <= 0) return false;
-  double mult = 1;
-  switch (*end) {
-    case 'k':
-    case 'K':
-      mult = kKiB;
-      ++end;
-      break;
-    case 'm':
-    case 'M':
-      mult = kMiB;
-      ++end;
-      break;
-    case 'g':
-    case 'G':
-      mult = 1024.0 * kMiB;
-      ++end;
-      break;
-    default:
-      break;
-  }
-  if (*end == 'i' || *end == 'I') ++end;
-  if (*end == 'b' || *end == 'B') ++end;
-  if (*end) return false;
-  *out = static_cast<int64_t>(v * mult);
-  return *out > 0;
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = s.find(',', start);
-    const std::string item = s.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* opt) {
   bool sizes_given = false, reps_given = false, time_given = false;

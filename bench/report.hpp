@@ -31,6 +31,11 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// "64", "4K", "16MiB", "1.5M" -> bytes (K/M/G are binary units). False on malformed input.
+bool parse_size(const std::string& text, int64_t* out);
+// "a,b,,c" -> {"a", "b", "c"}: the list options of every subcommand.
+std::vector<std::string> split_commas(const std::string& s);
+
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string human_bytes(int64_t bytes);
 

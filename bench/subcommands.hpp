@@ -4,4 +4,7 @@
 namespace loom::bench {
 int run_pack(int argc, char** argv);
 int run_match(int argc, char** argv);
+int run_measure(int argc, char** argv);
+int run_pingpong(int argc, char** argv);
+int run_halo(int argc, char** argv);
 }  // namespace loom::bench

@@ -22,29 +22,23 @@ namespace {
 // which lets each thread keep its last lookup without taking the lock.
 class TypeRegistry {
  public:
+  // Looks `type` up under the lock and remembers the answer in this thread's last lookup.
   const TypePlan* find(MPI_Datatype type) {
-    struct Last {
-      MPI_Datatype type;
-      uint64_t epoch;
-      const TypePlan* plan;
-    };
-    static thread_local Last last{MPI_DATATYPE_NULL, ~uint64_t{0}, nullptr};
-    const uint64_t now = epoch_.load(std::memory_order_acquire);
-    if (last.type == type && last.epoch == now) return last.plan;
+    const uint64_t now = detail::registry_epoch.load(std::memory_order_acquire);
     const TypePlan* plan = nullptr;
     {
       std::shared_lock lock(mutex_);
       auto it = plans_.find(type);
       if (it != plans_.end()) plan = it->second.get();
     }
-    last = {type, now, plan};
+    detail::last_lookup = {type, now, plan};
     return plan;
   }
 
   void insert(MPI_Datatype type, std::shared_ptr<const TypePlan> plan) {
     std::unique_lock lock(mutex_);
     plans_[type] = std::move(plan);
-    epoch_.fetch_add(1, std::memory_order_acq_rel);
+    detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
   }
 
   std::shared_ptr<const TypePlan> get(MPI_Datatype type) {
@@ -55,13 +49,12 @@ class TypeRegistry {
 
   void erase(MPI_Datatype type) {
     std::unique_lock lock(mutex_);
-    if (plans_.erase(type)) epoch_.fetch_add(1, std::memory_order_acq_rel);
+    if (plans_.erase(type)) detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
   }
 
  private:
   std::shared_mutex mutex_;
   std::unordered_map<MPI_Datatype, std::shared_ptr<const TypePlan>> plans_;
-  std::atomic<uint64_t> epoch_{0};
 };
 
 TypeRegistry& registry() {
@@ -96,7 +89,8 @@ bool host_packs_like(MPI_Datatype type, const pack::Plan& plan, int64_t true_lb,
 // misunderstood the type: no plan, so the host packs it. Never a wrong answer.
 std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
   std::string why;
-  auto layout = decode_datatype(type, &why);
+  bool mixed_basic_types = false;
+  auto layout = decode_datatype(type, &why, &mixed_basic_types);
   MPI_Count host_size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   PMPI_Type_size_x(type, &host_size);
   PMPI_Type_get_extent_x(type, &lb, &extent);
@@ -110,8 +104,11 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
     else if (size > 0 && (b.lo != true_lb || b.hi - b.lo != true_extent))
       why = "true bounds differ from the host's";
     else {
+      const int64_t blocks = types::dense_runs(canonical);
       auto plan = std::make_shared<TypePlan>(
-          TypePlan{pack::Plan(canonical, extent, config().isa), std::string()});
+          pack::Plan(canonical, extent, config().isa), std::string(),
+          blocks ? static_cast<double>(size) / static_cast<double>(blocks) : 0.0,
+          mixed_basic_types);
       if (size > 0 && size <= INT_MAX && true_extent <= kVerifySpanBytes &&
           !host_packs_like(type, plan->plan, true_lb, true_extent)) {
         if (config().debug)
@@ -136,7 +133,9 @@ bool is_named(MPI_Datatype type) {
 
 }  // namespace
 
-const TypePlan* find_plan(MPI_Datatype type) {
+std::atomic<uint64_t> detail::registry_epoch{0};
+
+const TypePlan* detail::find_plan_slow(MPI_Datatype type) {
   if (config().disabled || type == MPI_DATATYPE_NULL) return nullptr;
   if (const TypePlan* plan = registry().find(type)) return plan;
   // Named types are never committed or freed: plan them on first use. A derived type
@@ -146,6 +145,11 @@ const TypePlan* find_plan(MPI_Datatype type) {
   if (!plan) return nullptr;
   registry().insert(type, plan);
   return registry().find(type);
+}
+
+std::shared_ptr<const TypePlan> share_plan(MPI_Datatype type) {
+  if (!find_plan(type)) return nullptr;
+  return registry().get(type);
 }
 
 }  // namespace loom::interpose

@@ -3,20 +3,56 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <memory>
+#include <string>
 
+#include "model/model.hpp"
 #include "pack/plan.hpp"
 
 namespace loom::interpose {
 
 struct TypePlan {
+  TypePlan(pack::Plan p, std::string text, double block, bool mixed)
+      : plan(std::move(p)),
+        describe(std::move(text)),
+        mean_block(block),
+        mixed_basic_types(mixed) {}
   pack::Plan plan;
   std::string describe;
+  double mean_block;  // mean contiguous block in bytes: what the method model keys on
+  // More than one basic type in the typemap. MPICH 4.0 cannot receive a contiguous
+  // message of over ~8 KiB into such a type, so Loom does not send these packed there.
+  bool mixed_basic_types;
+  // Cached method decisions per locality and log2(message bytes): 0 = not decided yet,
+  // otherwise 1 + model::Method.
+  mutable std::atomic<uint8_t> decisions[model::kLocalities][64] = {};
 };
+
+namespace detail {
+// Every change to the registry bumps the epoch, which lets each thread keep its last
+// lookup without taking the registry's lock.
+extern std::atomic<uint64_t> registry_epoch;
+struct LastLookup {
+  MPI_Datatype type;
+  uint64_t epoch;
+  const TypePlan* plan;
+};
+inline thread_local LastLookup last_lookup{MPI_DATATYPE_NULL, ~uint64_t{0}, nullptr};
+const TypePlan* find_plan_slow(MPI_Datatype type);
+}  // namespace detail
 
 // The plan for `type`, or null when the host MPI must handle it (not committed, not
 // decodable, or Loom disabled). Named types get a plan on first use. The pointer stays
-// valid until the type is freed.
-const TypePlan* find_plan(MPI_Datatype type);
+// valid until the type is freed. Inline: every interposed call with a datatype asks.
+inline const TypePlan* find_plan(MPI_Datatype type) {
+  const detail::LastLookup& last = detail::last_lookup;
+  if (last.type == type && last.epoch == detail::registry_epoch.load(std::memory_order_acquire))
+    return last.plan;
+  return detail::find_plan_slow(type);
+}
+// The same plan, kept alive for an operation that may outlive the user's MPI_Type_free
+// (a pending or persistent request).
+std::shared_ptr<const TypePlan> share_plan(MPI_Datatype type);
 
 }  // namespace loom::interpose

@@ -23,21 +23,14 @@ void resolve(Fn& slot, const char* name, Fn profiling_entry) {
 
 HostMpi load() {
   HostMpi h{};
-  resolve(h.Type_commit, "MPI_Type_commit", &PMPI_Type_commit);
-  resolve(h.Type_free, "MPI_Type_free", &PMPI_Type_free);
-  resolve(h.Type_dup, "MPI_Type_dup", &PMPI_Type_dup);
-  resolve(h.Pack, "MPI_Pack", &PMPI_Pack);
-  resolve(h.Unpack, "MPI_Unpack", &PMPI_Unpack);
-  resolve(h.Pack_size, "MPI_Pack_size", &PMPI_Pack_size);
-  resolve(h.Finalize, "MPI_Finalize", &PMPI_Finalize);
+#define LOOM_HOST_RESOLVE(name) resolve(h.name, "MPI_" #name, &PMPI_##name);
+  LOOM_HOST_FUNCTIONS(LOOM_HOST_RESOLVE)
+#undef LOOM_HOST_RESOLVE
   return h;
 }
 
 }  // namespace
 
-const HostMpi& host() {
-  static const HostMpi table = load();
-  return table;
-}
+__attribute__((init_priority(101))) const HostMpi host_mpi = load();
 
 }  // namespace loom::interpose

@@ -1,12 +1,47 @@
-// MPI_Init/Finalize family: the LOOM_STATS report is printed as MPI finalizes.
+// MPI_Init/Finalize and communicator-lifetime family: Loom learns the node layout as MPI
+// starts, finishes what the user left in flight and prints LOOM_STATS as MPI finalizes.
 #include "interpose/host.hpp"
+#include "interpose/locality.hpp"
+#include "interpose/requests.hpp"
 #include "interpose/runtime.hpp"
+#include "interpose/staging.hpp"
+
+using loom::interpose::config;
+using loom::interpose::host;
+
+extern "C" int MPI_Init(int* argc, char*** argv) {
+  const int rc = host().Init(argc, argv);
+  if (rc == MPI_SUCCESS && !config().disabled) loom::interpose::init_locality();
+  return rc;
+}
+
+extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = host().Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && !config().disabled) loom::interpose::init_locality();
+  return rc;
+}
+
+extern "C" int MPI_Comm_free(MPI_Comm* comm) {
+  if (comm) loom::interpose::forget_communicator(*comm);
+  return host().Comm_free(comm);
+}
+
+extern "C" int MPI_Comm_disconnect(MPI_Comm* comm) {
+  if (comm) loom::interpose::forget_communicator(*comm);
+  return host().Comm_disconnect(comm);
+}
 
 extern "C" int MPI_Finalize(void) {
-  if (loom::interpose::config().stats && !loom::interpose::config().disabled) {
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    loom::interpose::print_stats(rank);
+  if (!config().disabled) {
+    // Requests the user freed while active still owe their unpacks and staging buffers.
+    loom::interpose::reap_detached_requests(true);
+    if (config().stats) {
+      int rank = 0;
+      PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      loom::interpose::print_stats(rank);
+    }
   }
-  return loom::interpose::host().Finalize();
+  const int rc = host().Finalize();
+  loom::interpose::release_staging_pool();
+  return rc;
 }

@@ -63,10 +63,8 @@ ThreadCounters& this_thread_counters() {
 
 }  // namespace
 
-const Config& config() {
-  static const Config c = read_config();
-  return c;
-}
+// Before libloom's other globals: their initialisers may consult the configuration.
+__attribute__((init_priority(101))) const Config loaded_config = read_config();
 
 void count(Counter which, uint64_t amount) {
   auto& slot = this_thread_counters().value[static_cast<int>(which)];
@@ -92,16 +90,22 @@ uint64_t total(Counter which) {
 void print_stats(int rank) {
   loom_stats s;
   loom_get_stats(&s);
+  using ull = unsigned long long;
+  // One line per rank, grep-friendly: "[loom] rank R <area>: key=value ...".
   std::fprintf(stderr,
-               "[loom] rank %d: isa=%s types committed=%llu accelerated=%llu | "
-               "MPI_Pack loom=%llu host=%llu bytes=%llu time=%.6fs | "
-               "MPI_Unpack loom=%llu host=%llu bytes=%llu time=%.6fs\n",
-               rank, pack::isa_name(config().isa), (unsigned long long)s.types_committed,
-               (unsigned long long)s.types_accelerated, (unsigned long long)s.pack_calls_loom,
-               (unsigned long long)s.pack_calls_host, (unsigned long long)s.pack_bytes_loom,
-               s.pack_seconds, (unsigned long long)s.unpack_calls_loom,
-               (unsigned long long)s.unpack_calls_host, (unsigned long long)s.unpack_bytes_loom,
-               s.unpack_seconds);
+               "[loom] rank %d types: isa=%s committed=%llu accelerated=%llu\n"
+               "[loom] rank %d pack: MPI_Pack loom=%llu host=%llu bytes=%llu | MPI_Unpack "
+               "loom=%llu host=%llu bytes=%llu | kernel time pack=%.6fs unpack=%.6fs\n"
+               "[loom] rank %d p2p: send packed=%llu host=%llu bytes=%llu | recv unpacked=%llu "
+               "host=%llu bytes=%llu\n"
+               "[loom] rank %d collectives: packed=%llu host=%llu bytes=%llu\n",
+               rank, pack::isa_name(config().isa), (ull)s.types_committed, (ull)s.types_accelerated,
+               rank, (ull)s.pack_calls_loom, (ull)s.pack_calls_host, (ull)s.pack_bytes_loom,
+               (ull)s.unpack_calls_loom, (ull)s.unpack_calls_host, (ull)s.unpack_bytes_loom,
+               s.pack_seconds, s.unpack_seconds, rank, (ull)s.send_packed, (ull)s.send_host,
+               (ull)s.send_packed_bytes, (ull)s.recv_unpacked, (ull)s.recv_host,
+               (ull)s.recv_unpacked_bytes, rank, (ull)s.collective_packed, (ull)s.collective_host,
+               (ull)s.collective_packed_bytes);
 }
 
 }  // namespace loom::interpose
@@ -125,4 +129,13 @@ extern "C" void loom_get_stats(loom_stats* out) {
   out->types_accelerated = total(Counter::TypesAccelerated);
   out->pack_seconds = static_cast<double>(total(Counter::PackNanoseconds)) * 1e-9;
   out->unpack_seconds = static_cast<double>(total(Counter::UnpackNanoseconds)) * 1e-9;
+  out->send_packed = total(Counter::SendPacked);
+  out->send_host = total(Counter::SendHost);
+  out->send_packed_bytes = total(Counter::SendPackedBytes);
+  out->recv_unpacked = total(Counter::RecvUnpacked);
+  out->recv_host = total(Counter::RecvHost);
+  out->recv_unpacked_bytes = total(Counter::RecvUnpackedBytes);
+  out->collective_packed = total(Counter::CollectivePacked);
+  out->collective_host = total(Counter::CollectiveHost);
+  out->collective_packed_bytes = total(Counter::CollectivePackedBytes);
 }

@@ -15,7 +15,12 @@ struct Config {
   bool debug = false;                 // LOOM_DEBUG=1: print each committed type's plan
   pack::Isa isa = pack::Isa::Scalar;  // LOOM_ISA=scalar|avx2|avx512, default: best available
 };
-const Config& config();
+// Read from the environment as libloom loads, before any MPI call can reach it; a plain
+// global so that the pass-through path pays one load, not a call and a guard check.
+extern const Config loaded_config;
+inline const Config& config() {
+  return loaded_config;
+}
 
 enum class Counter : int {
   PackLoom,
@@ -28,6 +33,18 @@ enum class Counter : int {
   TypesAccelerated,
   PackNanoseconds,
   UnpackNanoseconds,
+  // Point-to-point with a derived type: packed by Loom and sent as MPI_PACKED, or left
+  // to the host (by the model, LOOM_METHOD, or because Loom has no plan).
+  SendPacked,
+  SendHost,
+  SendPackedBytes,
+  RecvUnpacked,
+  RecvHost,
+  RecvUnpackedBytes,
+  // Collectives with a derived type: packed to bytes by Loom, or left to the host.
+  CollectivePacked,
+  CollectiveHost,
+  CollectivePackedBytes,
   kCount
 };
 

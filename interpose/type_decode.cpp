@@ -63,6 +63,7 @@ bool host_packs_as(MPI_Datatype t, const NodeRef& layout) {
       {0, make_repeat(count, stride * extent, make_repeat(blocklen, extent, layout))}};
   const types::Bounds b = types::bounds(probe);
   const int size = static_cast<int>(types::packed_size(probe));
+  if (size == 0) return true;  // MPI_LB, MPI_UB: nothing to pack, nothing to disagree on
   std::vector<char> src(static_cast<size_t>(b.hi)), expect;
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 37 + 11);
   types::for_each_block(probe, [&](int64_t off, int64_t len) {
@@ -121,7 +122,10 @@ struct Contents {
     for (MPI_Datatype& child : types) {
       int ni, na, nt, comb;
       PMPI_Type_get_envelope(child, &ni, &na, &nt, &comb);
-      if (comb != MPI_COMBINER_NAMED) PMPI_Type_free(&child);
+      // Predefined handles, F90 parameterized types included, must not be freed.
+      if (comb != MPI_COMBINER_NAMED && comb != MPI_COMBINER_F90_REAL &&
+          comb != MPI_COMBINER_F90_COMPLEX && comb != MPI_COMBINER_F90_INTEGER)
+        PMPI_Type_free(&child);
     }
   }
   Contents(const Contents&) = delete;
@@ -221,10 +225,31 @@ NodeRef decode_darray(const Contents& c, const NodeRef& child) {
   return node;
 }
 
+// The basic types met while decoding one type (per thread: decoding is reentrant only
+// across threads).
+thread_local std::vector<MPI_Datatype>* basic_types_seen = nullptr;
+
+bool is_pair_type(MPI_Datatype t) {
+  return t == MPI_DOUBLE_INT || t == MPI_LONG_INT || t == MPI_SHORT_INT || t == MPI_FLOAT_INT ||
+         t == MPI_LONG_DOUBLE_INT || t == MPI_2INT;
+}
+
+void note_basic_type(MPI_Datatype t) {
+  int size = 0;
+  PMPI_Type_size(t, &size);
+  if (!basic_types_seen || size == 0) return;  // MPI_LB/MPI_UB carry no data
+  for (MPI_Datatype seen : *basic_types_seen)
+    if (seen == t) return;
+  basic_types_seen->push_back(t);
+}
+
 NodeRef decode(MPI_Datatype t, int depth) {
   if (depth > 64) throw Unsupported{"type nesting deeper than 64"};
   Contents c(t);
-  if (c.combiner == MPI_COMBINER_NAMED) return named_layout(t);
+  if (c.combiner == MPI_COMBINER_NAMED) {
+    note_basic_type(t);
+    return named_layout(t);
+  }
   auto child = [&](size_t i) { return decode(c.types[i], depth + 1); };
   switch (c.combiner) {
     case MPI_COMBINER_DUP:
@@ -298,9 +323,18 @@ NodeRef decode(MPI_Datatype t, int depth) {
 
 }  // namespace
 
-std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not) {
+std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not,
+                                             bool* mixed_basic_types) {
+  std::vector<MPI_Datatype> seen;
+  basic_types_seen = &seen;
+  struct Reset {
+    ~Reset() { basic_types_seen = nullptr; }
+  } reset;
   try {
-    return types::Layout{{0, decode(type, 0)}};
+    types::Layout layout{{0, decode(type, 0)}};
+    if (mixed_basic_types)
+      *mixed_basic_types = seen.size() > 1 || (seen.size() == 1 && is_pair_type(seen[0]));
+    return layout;
   } catch (const Unsupported& u) {
     if (why_not) *why_not = u.why;
     return std::nullopt;

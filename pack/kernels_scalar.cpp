@@ -13,6 +13,10 @@ const RowKernels kScalarKernels = {pack_slab_blocks, unpack_slab_blocks, pack_li
 }  // namespace detail
 
 bool isa_supported(Isa isa) {
+  // The CPU model is filled by a libgcc constructor that may not have run yet when this is
+  // called from another library's static initialiser (libloom reads its configuration as
+  // it loads); the call is idempotent.
+  __builtin_cpu_init();
   switch (isa) {
     case Isa::Scalar:
       return true;

@@ -41,6 +41,7 @@ class Plan {
   int64_t size() const { return size_; }
   int64_t extent() const { return extent_; }
   Isa isa() const { return isa_; }
+  bool dense() const { return dense_; }  // any count is one contiguous copy
   // Packs `count` elements starting at `base` (which may be MPI_BOTTOM, i.e. null, with
   // absolute displacements) into `packed`, which receives count * size() bytes.
   void pack(const void* base, int64_t count, void* packed) const;

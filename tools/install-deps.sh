@@ -7,6 +7,7 @@ packages=(
   cmake g++ make clang clang-format libclang-rt-14-dev   # toolchain, formatter, fuzzer runtime
   openmpi-bin libopenmpi-dev mpich libmpich-dev          # both host MPIs, side by side
   libgtest-dev googletest                                # unit tests
+  nlohmann-json3-dev                                     # the method model's calibration files
   python3 python3-pip                                    # plots from loom-bench JSON
 )
 missing=()

@@ -107,6 +107,29 @@ void for_each_block(const Layout& layout, const std::function<void(int64_t, int6
   for (const auto& item : layout) visit_node(*item.node, item.disp, visit);
 }
 
+namespace {
+int64_t dense_runs(const Node& node) {
+  switch (node.kind) {
+    case Node::Kind::Dense:
+      return node.size > 0 ? 1 : 0;
+    case Node::Kind::Repeat:
+      return node.count * dense_runs(*node.child);
+    case Node::Kind::Sequence: {
+      int64_t runs = 0;
+      for (const auto& item : node.items) runs += dense_runs(*item.node);
+      return runs;
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+int64_t dense_runs(const Layout& layout) {
+  int64_t runs = 0;
+  for (const auto& item : layout) runs += dense_runs(*item.node);
+  return runs;
+}
+
 std::string describe(const Node& node) {
   switch (node.kind) {
     case Node::Kind::Dense:

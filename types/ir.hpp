@@ -60,6 +60,11 @@ bool same_shape(const Node& a, const Node& b);
 // semantics that tests compare executors and canonical forms against.
 void for_each_block(const Layout& layout, const std::function<void(int64_t, int64_t)>& visit);
 
+// Number of dense runs in the canonical tree (adjacent runs of a canonical layout are
+// already merged), computed without visiting them: the mean block size is
+// packed_size / dense_runs.
+int64_t dense_runs(const Layout& layout);
+
 // Human-readable form, e.g. "rep(4,x32,dense(8))@16".
 std::string describe(const Layout& layout);
 std::string describe(const Node& node);

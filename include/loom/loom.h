@@ -22,6 +22,17 @@ typedef struct loom_stats {
   uint64_t types_accelerated; /* ... of which Loom compiled a plan for */
   double pack_seconds;        /* time inside Loom pack kernels (LOOM_STATS=1 only) */
   double unpack_seconds;
+  /* Point-to-point calls with a derived datatype (contiguous types are not counted). */
+  uint64_t send_packed;       /* sends Loom packed and sent as MPI_PACKED */
+  uint64_t send_host;         /* sends left to the host's datatype engine */
+  uint64_t send_packed_bytes; /* packed bytes of those sends */
+  uint64_t recv_unpacked;     /* receives staged as MPI_PACKED and unpacked by Loom */
+  uint64_t recv_host;
+  uint64_t recv_unpacked_bytes;
+  /* Collectives with a derived datatype on this rank. */
+  uint64_t collective_packed; /* run by the host on bytes Loom packed */
+  uint64_t collective_host;   /* left to the host with the user's datatypes */
+  uint64_t collective_packed_bytes;
 } loom_stats;
 
 /* 1 when the interposer is loaded and not disabled by LOOM_DISABLE=1. */
@@ -32,6 +43,15 @@ int loom_type_is_accelerated(MPI_Datatype type);
  * Returns the length the full description needs. */
 int loom_type_describe(MPI_Datatype type, char* buf, int buflen);
 void loom_get_stats(loom_stats* out);
+
+/* How a point-to-point message of `count` elements of `type` would be sent to a peer on this
+ * node (peer_same_node != 0) or another node: LOOM_METHOD_PACK (packed by Loom, sent as
+ * MPI_PACKED) or LOOM_METHOD_HOST (the host's datatype engine). Honours LOOM_METHOD; in auto
+ * mode asks the calibrated model (docs/model.md). Types without a Loom plan, contiguous types
+ * and empty messages: LOOM_METHOD_HOST. */
+#define LOOM_METHOD_HOST 0
+#define LOOM_METHOD_PACK 1
+int loom_method_for(MPI_Datatype type, int count, int peer_same_node);
 
 #ifdef __cplusplus
 }

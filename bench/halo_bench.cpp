@@ -1,0 +1,663 @@
+// loom-bench halo: a 3-D 26-neighbour halo exchange with subarray datatypes over a periodic
+// Cartesian process grid, the host MPI (PMPI_*) against Loom (MPI_*) in one run.
+//
+// Each rank owns n^3 cells of `fields` doubles with a ghost shell `radius` cells wide; the 26
+// ghost regions (6 faces, 12 edges, 8 corners) and the 26 matching interior regions are
+// MPI_Type_create_subarray types. Fields are stored as separate arrays by default
+// ([field][z][y][x], the usual layout of finite-difference codes; --layout aos interleaves them
+// as [z][y][x][field]). Two variants: Irecv/Isend/Waitall, and MPI_Neighbor_alltoallw on a
+// distributed-graph communicator listing the 26 neighbours (on small process grids several
+// neighbours are the same rank, or the rank itself). Every case is verified on both paths before
+// and after timing: interior cells hold a function of their global coordinates and field, and
+// after an exchange every ghost cell must hold that function of its periodic image.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/p2p_common.hpp"
+#include "bench/report.hpp"
+#include "bench/subcommands.hpp"
+#include "loom/loom.h"
+
+namespace loom::bench {
+
+namespace {
+
+constexpr const char* kTool = "loom-bench halo";
+constexpr int kDirections = 26;
+constexpr double kSampleSeconds = 2e-3;  // batch exchanges so a sample >> barrier skew
+constexpr double kGhostSentinel = -1.0;  // cell values are >= 1
+
+struct Options {
+  std::vector<int64_t> ns = {32, 64};
+  int radius = 2;
+  int fields = 4;
+  bool interleaved = false;
+  std::vector<std::string> variants = {"isend", "alltoallw"};
+  int max_reps = 100;
+  int min_reps = 7;
+  double seconds_per_case = 0.5;
+  std::string json_path;
+  bool quick = false;
+};
+
+void print_help(FILE* out) {
+  std::fprintf(
+      out,
+      "usage: mpiexec -n P loom-bench halo [options]\n"
+      "  3-D 26-neighbour halo exchange with subarray datatypes on a periodic Cartesian\n"
+      "  grid of P ranks (any P): host MPI (PMPI_*) vs Loom (MPI_*), alternating in one\n"
+      "  run (docs/bench-p2p.md).\n\n"
+      "options:\n"
+      "  --quick            CI smoke test: n=16, short time bounds (seconds)\n"
+      "  --n LIST           local interior cells per dimension, e.g. 32,64,96 (default 32,64)\n"
+      "  --radius R         ghost width in cells (default 2)\n"
+      "  --fields F         doubles per cell (default 4)\n"
+      "  --layout L         soa: one array per field, [field][z][y][x] (default)\n"
+      "                     aos: fields interleaved per cell, [z][y][x][field]\n"
+      "  --variants LIST    isend, alltoallw (default both)\n"
+      "  --reps N           at most N timed samples per path and case (default 100; at\n"
+      "                     least min(7,N))\n"
+      "  --time SECONDS     time bound per case, both paths together (default 0.5)\n"
+      "  --json FILE        also write the results as JSON (tools/plot_bench.py plots it)\n"
+      "  --help             this text\n");
+}
+
+bool parse_positive(const char* text, int* out) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end || v < 1 || v > 1 << 20) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+// Returns -1 to continue, or an exit code.
+int parse_options(int argc, char** argv, Options* opt) {
+  bool n_given = false, reps_given = false, time_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s: %s needs a value\n", kTool, name);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    auto bad = [&](const char* name) {
+      std::fprintf(stderr, "%s: bad value for %s\n", kTool, name);
+      return 2;
+    };
+    if (arg == "--help" || arg == "-h") {
+      print_help(stdout);
+      return 0;
+    } else if (arg == "--quick") {
+      opt->quick = true;
+    } else if (arg == "--n") {
+      const char* v = value("--n");
+      if (!v) return 2;
+      opt->ns.clear();
+      for (const auto& item : split_commas(v)) {
+        int n = 0;
+        if (!parse_positive(item.c_str(), &n) || n > 1024) return bad("--n");
+        opt->ns.push_back(n);
+      }
+      if (opt->ns.empty()) return bad("--n");
+      n_given = true;
+    } else if (arg == "--radius") {
+      const char* v = value("--radius");
+      if (!v || !parse_positive(v, &opt->radius)) return bad("--radius");
+    } else if (arg == "--fields") {
+      const char* v = value("--fields");
+      if (!v || !parse_positive(v, &opt->fields) || opt->fields > 64) return bad("--fields");
+    } else if (arg == "--layout") {
+      const char* v = value("--layout");
+      if (!v) return 2;
+      if (!std::strcmp(v, "soa")) {
+        opt->interleaved = false;
+      } else if (!std::strcmp(v, "aos")) {
+        opt->interleaved = true;
+      } else {
+        return bad("--layout (soa or aos)");
+      }
+    } else if (arg == "--variants") {
+      const char* v = value("--variants");
+      if (!v) return 2;
+      opt->variants = split_commas(v);
+      for (const auto& name : opt->variants)
+        if (name != "isend" && name != "alltoallw") return bad("--variants (isend, alltoallw)");
+      if (opt->variants.empty()) return bad("--variants");
+    } else if (arg == "--reps") {
+      const char* v = value("--reps");
+      if (!v || !parse_positive(v, &opt->max_reps)) return bad("--reps");
+      reps_given = true;
+    } else if (arg == "--time") {
+      const char* v = value("--time");
+      if (!v) return 2;
+      opt->seconds_per_case = std::atof(v);
+      time_given = true;
+    } else if (arg == "--json") {
+      const char* v = value("--json");
+      if (!v) return 2;
+      opt->json_path = v;
+    } else {
+      std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, arg.c_str());
+      print_help(stderr);
+      return 2;
+    }
+  }
+  if (opt->quick) {
+    if (!n_given) opt->ns = {16};
+    if (!reps_given) opt->max_reps = 20;
+    if (!time_given) opt->seconds_per_case = 0.05;
+  }
+  opt->min_reps = std::min(opt->quick ? 3 : 7, opt->max_reps);
+  for (int64_t n : opt->ns)
+    if (n < opt->radius) {
+      std::fprintf(stderr, "%s: --n %lld is smaller than --radius %d\n", kTool, (long long)n,
+                   opt->radius);
+      return 2;
+    }
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry. Axis 0 is z (slowest in memory), matching the Cartesian communicator's dimension 0.
+
+using Direction = std::array<int, 3>;  // each component -1, 0 or +1
+
+// The 26 neighbour directions in lexicographic order; direction 25 - i is the opposite of i.
+std::vector<Direction> directions() {
+  std::vector<Direction> dirs;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx)
+        if (dz || dy || dx) dirs.push_back({dz, dy, dx});
+  return dirs;
+}
+int opposite(int direction) {
+  return kDirections - 1 - direction;
+}
+
+struct Grid {
+  MPI_Comm cart = MPI_COMM_NULL;
+  int dims[3] = {0, 0, 0};
+  int coords[3] = {0, 0, 0};
+  int neighbour[kDirections] = {};  // rank at direction i (may repeat, may be this rank)
+};
+
+Grid make_grid(int ranks) {
+  Grid g;
+  MPI_Dims_create(ranks, 3, g.dims);
+  const int periods[3] = {1, 1, 1};
+  MPI_Cart_create(MPI_COMM_WORLD, 3, g.dims, periods, 0, &g.cart);
+  int rank = 0;
+  MPI_Comm_rank(g.cart, &rank);
+  MPI_Cart_coords(g.cart, rank, 3, g.coords);
+  const auto dirs = directions();
+  for (int i = 0; i < kDirections; ++i) {
+    int c[3];
+    for (int a = 0; a < 3; ++a) c[a] = (g.coords[a] + dirs[i][a] + g.dims[a]) % g.dims[a];
+    MPI_Cart_rank(g.cart, c, &g.neighbour[i]);
+  }
+  return g;
+}
+
+struct Domain {
+  int n, r, fields;
+  bool interleaved;
+  int ext;  // n + 2r cells per axis, ghosts included
+  int64_t values;
+  p2p::Buffer storage;
+  double* data() { return reinterpret_cast<double*>(storage.get()); }
+  int64_t index(int f, int z, int y, int x) const {
+    const int64_t cell = (static_cast<int64_t>(z) * ext + y) * ext + x;
+    return interleaved ? cell * fields + f : static_cast<int64_t>(f) * ext * ext * ext + cell;
+  }
+};
+
+// The 26 interior regions sent and the 26 ghost regions received, as subarrays of the domain.
+struct HaloTypes {
+  MPI_Datatype send[kDirections];
+  MPI_Datatype recv[kDirections];
+  int64_t bytes_per_exchange = 0;  // sent by one rank
+  void free() {
+    for (int i = 0; i < kDirections; ++i) {
+      MPI_Type_free(&send[i]);
+      MPI_Type_free(&recv[i]);
+    }
+  }
+};
+
+MPI_Datatype region_type(const Domain& d, const int start[3], const int size[3]) {
+  int sizes[4], subsizes[4], starts[4];
+  const int field_axis = d.interleaved ? 3 : 0, first_space = d.interleaved ? 0 : 1;
+  sizes[field_axis] = subsizes[field_axis] = d.fields;
+  starts[field_axis] = 0;
+  for (int a = 0; a < 3; ++a) {
+    sizes[first_space + a] = d.ext;
+    subsizes[first_space + a] = size[a];
+    starts[first_space + a] = start[a];
+  }
+  MPI_Datatype t;
+  MPI_Type_create_subarray(4, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
+  MPI_Type_commit(&t);
+  return t;
+}
+
+HaloTypes make_halo_types(const Domain& d) {
+  HaloTypes h;
+  const auto dirs = directions();
+  for (int i = 0; i < kDirections; ++i) {
+    int send_start[3], recv_start[3], size[3];
+    for (int a = 0; a < 3; ++a) {
+      const int c = dirs[i][a];
+      size[a] = c == 0 ? d.n : d.r;
+      send_start[a] = c > 0 ? d.n : d.r;                     // the interior cells next to that side
+      recv_start[a] = c < 0 ? 0 : c == 0 ? d.r : d.n + d.r;  // the ghost cells on that side
+    }
+    h.send[i] = region_type(d, send_start, size);
+    h.recv[i] = region_type(d, recv_start, size);
+    int bytes = 0;
+    MPI_Type_size(h.send[i], &bytes);
+    h.bytes_per_exchange += bytes;
+  }
+  return h;
+}
+
+// 1-based so that the ghost sentinel (-1) can never be a valid value; exact in a double.
+double cell_value(const Grid& g, const Domain& d, int f, const int local[3]) {
+  int64_t v = f;
+  for (int a = 0; a < 3; ++a) {
+    const int64_t global_n = static_cast<int64_t>(g.dims[a]) * d.n;
+    const int64_t global =
+        (g.coords[a] * static_cast<int64_t>(d.n) + local[a] - d.r + global_n) % global_n;
+    v = v * global_n + global;
+  }
+  return static_cast<double>(v + 1);
+}
+
+bool is_interior(const Domain& d, const int c[3]) {
+  for (int a = 0; a < 3; ++a)
+    if (c[a] < d.r || c[a] >= d.r + d.n) return false;
+  return true;
+}
+
+// Interior cells get their value; ghosts get the sentinel.
+void reset_domain(const Grid& g, Domain& d) {
+  double* u = d.data();
+  int c[3];
+  for (int f = 0; f < d.fields; ++f)
+    for (c[0] = 0; c[0] < d.ext; ++c[0])
+      for (c[1] = 0; c[1] < d.ext; ++c[1])
+        for (c[2] = 0; c[2] < d.ext; ++c[2])
+          u[d.index(f, c[0], c[1], c[2])] =
+              is_interior(d, c) ? cell_value(g, d, f, c) : kGhostSentinel;
+}
+
+// Every cell, ghosts included, must hold the value of its (periodic) global position.
+std::string check_domain(const Grid& g, Domain& d) {
+  const double* u = d.data();
+  int64_t wrong = 0;
+  std::string first;
+  int c[3];
+  for (int f = 0; f < d.fields; ++f)
+    for (c[0] = 0; c[0] < d.ext; ++c[0])
+      for (c[1] = 0; c[1] < d.ext; ++c[1])
+        for (c[2] = 0; c[2] < d.ext; ++c[2]) {
+          const double want = cell_value(g, d, f, c), got = u[d.index(f, c[0], c[1], c[2])];
+          if (got == want) continue;
+          if (!wrong++)
+            first = format("field %d cell (z,y,x)=(%d,%d,%d) %s: got %.17g, want %.17g", f, c[0],
+                           c[1], c[2], is_interior(d, c) ? "(interior)" : "(ghost)", got, want);
+        }
+  return wrong ? format("%lld wrong values, first %s", (long long)wrong, first.c_str()) : "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two paths and the two variants.
+
+struct Path {
+  const char* name;
+  decltype(&MPI_Irecv) irecv;
+  decltype(&MPI_Isend) isend;
+  decltype(&MPI_Waitall) waitall;
+  decltype(&MPI_Neighbor_alltoallw) neighbor_alltoallw;
+  int tag_base;  // distinct per path, so messages of one path can never match the other's
+};
+
+const Path& host_path() {
+  static const Path p{"host", &PMPI_Irecv, &PMPI_Isend, &PMPI_Waitall, &PMPI_Neighbor_alltoallw, 0};
+  return p;
+}
+const Path& loom_path() {
+  static const Path p{"loom", &MPI_Irecv, &MPI_Isend, &MPI_Waitall, &MPI_Neighbor_alltoallw, 100};
+  return p;
+}
+
+enum class Variant { Isend, Alltoallw };
+
+struct Exchange {
+  Variant variant = Variant::Isend;
+  const Grid* grid = nullptr;
+  Domain* domain = nullptr;
+  const HaloTypes* types = nullptr;
+  // Neighbour collective: a distributed graph whose i-th destination is the neighbour at
+  // direction i and whose i-th source the one at the opposite direction, so that with repeated
+  // neighbours the k-th message between two ranks pairs the same directions on both sides.
+  MPI_Comm graph = MPI_COMM_NULL;
+  std::vector<int> counts;
+  std::vector<MPI_Aint> displacements;
+  std::vector<MPI_Datatype> recv_types;  // recv_types[i]: ghost region opposite direction i
+
+  void run(const Path& p) {
+    double* u = domain->data();
+    if (variant == Variant::Isend) {
+      MPI_Request requests[2 * kDirections];
+      for (int i = 0; i < kDirections; ++i)  // the neighbour at i sent toward us: tag opposite(i)
+        p.irecv(u, 1, types->recv[i], grid->neighbour[i], p.tag_base + opposite(i), grid->cart,
+                &requests[i]);
+      for (int i = 0; i < kDirections; ++i)
+        p.isend(u, 1, types->send[i], grid->neighbour[i], p.tag_base + i, grid->cart,
+                &requests[kDirections + i]);
+      p.waitall(2 * kDirections, requests, MPI_STATUSES_IGNORE);
+    } else {
+      // One array is both source and destination, as halo codes do: the regions are disjoint.
+      p.neighbor_alltoallw(u, counts.data(), displacements.data(), types->send, u, counts.data(),
+                           displacements.data(), recv_types.data(), graph);
+    }
+  }
+};
+
+Exchange make_exchange(Variant variant, const Grid& g, Domain& d, const HaloTypes& h) {
+  Exchange x;
+  x.variant = variant;
+  x.grid = &g;
+  x.domain = &d;
+  x.types = &h;
+  if (variant != Variant::Alltoallw) return x;
+  int sources[kDirections], destinations[kDirections];
+  x.recv_types.resize(kDirections);
+  for (int i = 0; i < kDirections; ++i) {
+    destinations[i] = g.neighbour[i];
+    sources[i] = g.neighbour[opposite(i)];
+    x.recv_types[i] = h.recv[opposite(i)];
+  }
+  MPI_Dist_graph_create_adjacent(g.cart, kDirections, sources, MPI_UNWEIGHTED, kDirections,
+                                 destinations, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &x.graph);
+  x.counts.assign(kDirections, 1);
+  x.displacements.assign(kDirections, 0);
+  return x;
+}
+
+constexpr int kMessageChars = 240;
+
+// Resets the domain, runs one exchange on `p` and checks every cell on every rank. Returns "" on
+// success, else (on rank 0) the failing ranks' descriptions.
+std::string verify(const Path& p, Exchange& x, int rank, int ranks) {
+  reset_domain(*x.grid, *x.domain);
+  x.run(p);
+  char message[kMessageChars] = {};
+  const std::string local = check_domain(*x.grid, *x.domain);
+  if (!local.empty())
+    std::snprintf(message, sizeof message, "rank %d, %s path: %s", rank, p.name, local.c_str());
+  std::vector<char> all(rank == 0 ? static_cast<size_t>(ranks) * kMessageChars : 1);
+  PMPI_Gather(message, kMessageChars, MPI_CHAR, all.data(), kMessageChars, MPI_CHAR, 0,
+              MPI_COMM_WORLD);
+  std::string result;
+  if (rank == 0)
+    for (int r = 0; r < ranks; ++r) {
+      const char* m = all.data() + static_cast<size_t>(r) * kMessageChars;
+      if (*m) result += (result.empty() ? "" : "; ") + std::string(m, strnlen(m, kMessageChars));
+    }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One case.
+
+struct CaseResult {
+  std::string variant;
+  int n = 0;
+  int64_t bytes_per_exchange = 0;
+  int64_t domain_bytes = 0;
+  std::string route;     // which engine served Loom's calls on rank 0
+  Summary host, loom;    // seconds per exchange, slowest rank
+  Summary paired_ratio;  // host/Loom of the adjacent samples of each repetition
+  int exchanges_per_sample = 0;
+  std::string verify_error;
+  bool verified() const { return verify_error.empty(); }
+  double ratio() const { return loom.median > 0 ? host.median / loom.median : 0; }
+};
+
+CaseResult run_case(Variant variant, int n, const Grid& g, const Options& opt, int rank,
+                    int ranks) {
+  CaseResult r;
+  r.variant = variant == Variant::Isend ? "isend" : "alltoallw";
+  r.n = n;
+  Domain d{n, opt.radius, opt.fields, opt.interleaved, n + 2 * opt.radius, 0, nullptr};
+  d.values = static_cast<int64_t>(d.ext) * d.ext * d.ext * d.fields;
+  d.storage = p2p::allocate(d.values * static_cast<int64_t>(sizeof(double)), kTool);
+  r.domain_bytes = d.values * static_cast<int64_t>(sizeof(double));
+  HaloTypes h = make_halo_types(d);
+  r.bytes_per_exchange = h.bytes_per_exchange;
+  Exchange x = make_exchange(variant, g, d, h);
+  const Path& host = host_path();
+  const Path& loom = loom_path();
+
+  std::string errors = verify(host, x, rank, ranks);
+  const auto before = p2p::RouteCounters::now();
+  const std::string loom_error = verify(loom, x, rank, ranks);
+  const auto used = p2p::RouteCounters::now().since(before);
+  r.route = variant == Variant::Isend ? p2p::route_of(used.p2p_loom, used.p2p_host)
+                                      : p2p::route_of(used.coll_loom, used.coll_host);
+  if (!loom_error.empty()) errors += (errors.empty() ? "" : "; ") + loom_error;
+
+  // Calibration on rank 0 (one exchange per path after the verification warm-up), broadcast.
+  const Path* paths[2] = {&host, &loom};
+  double once[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    PMPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = now_seconds();
+    x.run(*paths[k]);
+    once[k] = std::max(now_seconds() - t0, 1e-9);
+  }
+  int plan[2] = {0, 0};  // exchanges per sample, samples per path
+  if (rank == 0) {
+    plan[0] = static_cast<int>(std::clamp(kSampleSeconds / std::max(once[0], once[1]), 1.0, 1e4));
+    plan[1] = static_cast<int>(std::clamp(opt.seconds_per_case / (plan[0] * (once[0] + once[1])),
+                                          static_cast<double>(opt.min_reps),
+                                          static_cast<double>(opt.max_reps)));
+  }
+  PMPI_Bcast(plan, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  r.exchanges_per_sample = plan[0];
+
+  std::vector<double> samples[2];
+  for (int rep = 0; rep < plan[1]; ++rep) {
+    for (int j = 0; j < 2; ++j) {
+      const int k = (rep + j) % 2;  // alternate which path goes first
+      PMPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = now_seconds();
+      for (int e = 0; e < plan[0]; ++e) x.run(*paths[k]);
+      double seconds = (now_seconds() - t0) / plan[0], slowest = 0;
+      PMPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      samples[k].push_back(slowest);
+    }
+  }
+  std::vector<double> ratios;
+  for (size_t i = 0; i < samples[0].size(); ++i) ratios.push_back(samples[0][i] / samples[1][i]);
+  r.host = summarize(samples[0]);
+  r.loom = summarize(samples[1]);
+  r.paired_ratio = summarize(ratios);
+
+  // Again after timing: a path that stops delivering after its first use would go unnoticed.
+  for (int k = 0; k < 2; ++k) {
+    const std::string e = verify(*paths[k], x, rank, ranks);
+    if (!e.empty()) errors += (errors.empty() ? "" : "; ") + e + " (after timing)";
+  }
+  r.verify_error = errors;
+  if (x.graph != MPI_COMM_NULL) MPI_Comm_free(&x.graph);
+  h.free();
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report.
+
+std::string msec_cell(const Summary& s) {
+  return format("%.3f [%.3f-%.3f]", s.median * 1e3, s.p10 * 1e3, s.p90 * 1e3);
+}
+
+double gbps(int64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
+}
+
+void write_json(const Options& opt, const std::string& mpi_full, const std::string& mpi_name,
+                bool loom_active, int ranks, const Grid& g, const std::vector<CaseResult>& results,
+                int failures) {
+  JsonWriter j;
+  j.begin_object();
+  j.field("subcommand", "halo");
+  j.begin_object("mpi");
+  j.field("name", mpi_name);
+  j.field("library_version", mpi_full);
+  j.field("ranks", ranks);
+  j.begin_array("dims");
+  for (int dim : g.dims) j.field(nullptr, dim);
+  j.end_array();
+  j.end_object();
+  j.begin_object("loom");
+  j.field("active", loom_active);
+  j.end_object();
+  j.begin_object("machine");
+  j.field("cpus", static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+  j.end_object();
+  j.begin_object("options");
+  j.field("quick", opt.quick);
+  j.field("radius", opt.radius);
+  j.field("fields", opt.fields);
+  j.field("layout", opt.interleaved ? "aos" : "soa");
+  j.field("seconds_per_case", opt.seconds_per_case);
+  j.field("min_reps", opt.min_reps);
+  j.field("max_reps", opt.max_reps);
+  j.end_object();
+  j.begin_array("cases");
+  for (const auto& r : results) {
+    j.begin_object();
+    j.field("variant", r.variant);
+    j.field("n", r.n);
+    j.field("neighbours", kDirections);
+    j.field("bytes_per_exchange", r.bytes_per_exchange);  // sent by each rank
+    j.field("domain_bytes", r.domain_bytes);
+    j.field("route", r.route);
+    j.field("host_seconds", r.host);  // per exchange, slowest rank
+    j.field("loom_seconds", r.loom);
+    j.field("host_gbps", gbps(r.bytes_per_exchange, r.host.median));
+    j.field("loom_gbps", gbps(r.bytes_per_exchange, r.loom.median));
+    j.field("ratio", r.ratio());  // host median / Loom median: > 1 means Loom is faster
+    j.field("ratio_paired", r.paired_ratio);
+    j.field("exchanges_per_sample", r.exchanges_per_sample);
+    j.field("verified", r.verified());
+    if (!r.verified()) j.field("verify_error", r.verify_error);
+    j.end_object();
+  }
+  j.end_array();
+  j.begin_object("summary");
+  std::vector<double> ratios;
+  for (const auto& r : results) ratios.push_back(r.ratio());
+  j.field("geomean_ratio", geomean(ratios));
+  j.field("verify_failures", failures);
+  j.end_object();
+  j.end_object();
+  if (!j.write_file(opt.json_path))
+    std::fprintf(stderr, "%s: cannot write %s\n", kTool, opt.json_path.c_str());
+  else
+    std::printf("JSON: %s\n", opt.json_path.c_str());
+}
+
+}  // namespace
+
+int run_halo(int argc, char** argv) {
+  Options opt;
+  if (const int rc = parse_options(argc, argv, &opt); rc >= 0) return rc;
+
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const Grid g = make_grid(ranks);
+  const std::string mpi_full = p2p::host_mpi_version();
+  const std::string mpi_name = p2p::short_mpi_name(mpi_full);
+  const bool loom_active = loom_is_active() != 0;
+  if (rank == 0) {
+    std::printf("loom-bench halo   host MPI: %s   %d ranks, periodic grid %dx%dx%d\n",
+                mpi_name.c_str(), ranks, g.dims[0], g.dims[1], g.dims[2]);
+    std::printf(
+        "Loom: %s   radius %d, %d doubles per cell (%s), 26 neighbours, time bound %.2f s/case\n",
+        loom_active ? "active" : "INACTIVE", opt.radius, opt.fields,
+        opt.interleaved ? "aos: interleaved [z][y][x][field]" : "soa: arrays [field][z][y][x]",
+        opt.seconds_per_case);
+    if (!loom_active)
+      std::printf(
+          "NOTE: Loom is INACTIVE (LOOM_DISABLE=1, or libloom not interposed): the MPI_* path\n"
+          "      is the host's own, so every ratio below measures noise and should be ~1.\n");
+    std::fflush(stdout);
+  }
+
+  std::vector<CaseResult> results;
+  for (const auto& name : opt.variants)
+    for (int64_t n : opt.ns) {
+      const double start = now_seconds();
+      const Variant v = name == "isend" ? Variant::Isend : Variant::Alltoallw;
+      results.push_back(run_case(v, static_cast<int>(n), g, opt, rank, ranks));
+      if (rank != 0) continue;
+      std::fprintf(stderr, "[halo] %-9s n=%-4lld %5.2f s\n", name.c_str(), (long long)n,
+                   now_seconds() - start);
+      if (!results.back().verified())
+        std::fprintf(stderr, "VERIFY FAILED: %s n=%lld: %s\n", name.c_str(), (long long)n,
+                     results.back().verify_error.c_str());
+    }
+
+  int failures = 0;
+  for (const auto& r : results) failures += r.verified() ? 0 : 1;
+  if (rank == 0) {
+    Table table({"variant", "n", "bytes/rank", "domain/rank", "route", "host ms [p10-p90]",
+                 "loom ms [p10-p90]", "host GB/s", "loom GB/s", "host/loom", "data"});
+    for (const auto& r : results)
+      table.add_row({r.variant, format("%d", r.n), human_bytes(r.bytes_per_exchange),
+                     format("%.1f MiB", static_cast<double>(r.domain_bytes) / p2p::kMiB), r.route,
+                     msec_cell(r.host), msec_cell(r.loom),
+                     format("%.2f", gbps(r.bytes_per_exchange, r.host.median)),
+                     format("%.2f", gbps(r.bytes_per_exchange, r.loom.median)),
+                     format("%.2fx", r.ratio()), r.verified() ? "ok" : "MISMATCH"});
+    std::printf(
+        "\nhost MPI: %s, %d ranks   (time per exchange of all 26 ghost regions, slowest rank,\n"
+        "median over samples; bytes/rank: sent per exchange by one rank; host/loom > 1: Loom\n"
+        "is faster; route: which engine served Loom's calls (loom = packed by Loom, host =\n"
+        "left to the host, mixed = some of each, - = none counted: Loom not interposing))\n\n",
+        mpi_name.c_str(), ranks);
+    table.print(stdout);
+    std::vector<double> ratios;
+    for (const auto& r : results) ratios.push_back(r.ratio());
+    std::printf(
+        "\nSummary: geomean host/loom %.2fx over %zu cases; verification (every cell, both "
+        "paths, before and after timing): %s (%d failed)\n",
+        geomean(ratios), results.size(), failures ? "FAIL" : "PASS", failures);
+    std::fflush(stdout);
+    if (!opt.json_path.empty())
+      write_json(opt, mpi_full, mpi_name, loom_active, ranks, g, results, failures);
+  }
+  MPI_Comm cart = g.cart;
+  MPI_Comm_free(&cart);
+  MPI_Finalize();
+  return failures ? 1 : 0;
+}
+
+}  // namespace loom::bench

@@ -1,0 +1,429 @@
+// loom-bench measure: calibrates the method model (model/model.hpp, docs/model.md) on this
+// machine and writes it where libloom looks for it.
+//
+// Two ranks. For each (block size, message size) of a grid of vector types
+// vector(n, block, 2 * block) of a fitting basic type it measures Loom's MPI_Pack and MPI_Unpack
+// (rank 0 alone), the contiguous send of the packed bytes (PMPI ping-pong of MPI_BYTE, half a round
+// trip) and the host's own derived-type send (PMPI ping-pong with the vector type). The four
+// are sampled in interleaved rounds after a warm-up round; each value is a median, and each
+// sample repeats small operations so that it lasts long enough to time.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/p2p_common.hpp"
+#include "bench/report.hpp"
+#include "bench/subcommands.hpp"
+#include "interpose/method.hpp"
+#include "loom/loom.h"
+#include "model/model.hpp"
+
+namespace loom::bench {
+namespace {
+
+constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
+// A sample repeats an operation on messages smaller than this until it moves this many bytes.
+constexpr int64_t kSampleBytes = 256 * kKiB;
+constexpr int kTagData = 1, kTagControl = 2;
+
+struct Options {
+  bool quick = false;
+  std::string out;
+};
+
+// How hard to try per measured point: samples until the time bound, within [min, max].
+struct Effort {
+  double seconds_per_point;
+  int min_samples;
+  int max_samples;
+};
+
+struct Grid {
+  std::vector<int64_t> blocks, messages;
+  Effort effort;
+};
+
+Grid full_grid() {
+  return {{1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096},
+          {1 * kKiB, 4 * kKiB, 16 * kKiB, 64 * kKiB, 256 * kKiB, 1 * kMiB, 4 * kMiB, 16 * kMiB},
+          {0.4, 9, 1000}};
+}
+
+Grid quick_grid() {
+  return {{1, 16, 256, 4096}, {1 * kKiB, 16 * kKiB, 256 * kKiB}, {0.004, 3, 20}};
+}
+
+void print_help(FILE* out) {
+  std::fprintf(
+      out,
+      "usage: mpiexec -n 2 loom-bench measure [options]\n"
+      "  Calibrates Loom's method model on this machine: times Loom's pack and unpack, the\n"
+      "  contiguous send of packed bytes and the host MPI's own derived-type send over a grid\n"
+      "  of block and message sizes, and writes the calibration that libloom reads to choose\n"
+      "  between packing and the host's datatype engine per message (docs/model.md).\n"
+      "  Needs exactly 2 ranks: on one node for same-node numbers; on two nodes the numbers\n"
+      "  are the inter-node ones.\n\n"
+      "options:\n"
+      "  --out FILE   write the calibration here instead of the default\n"
+      "               %s\n"
+      "               ($LOOM_CACHE_DIR/calibration-<mpi>.json; LOOM_CACHE_DIR defaults to\n"
+      "               $XDG_CACHE_HOME/loom, else $HOME/.cache/loom)\n"
+      "  --quick      coarse grid and short time bounds (seconds, for CI); it still writes\n"
+      "               the default file unless --out is given\n"
+      "  --help       this text\n",
+      interpose::calibration_path().c_str());
+}
+
+// Returns -1 to continue, or an exit code.
+int parse_options(int argc, char** argv, Options* opt) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      print_help(stdout);
+      return 0;
+    } else if (arg == "--quick") {
+      opt->quick = true;
+    } else if (arg == "--out") {
+      if (i + 1 >= argc || !*argv[i + 1]) {
+        std::fprintf(stderr, "loom-bench measure: --out needs a file name\n");
+        return 2;
+      }
+      opt->out = argv[++i];
+    } else {
+      std::fprintf(stderr, "loom-bench measure: unknown option '%s'\n", arg.c_str());
+      print_help(stderr);
+      return 2;
+    }
+  }
+  return -1;
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<unsigned char[], FreeDeleter>;
+
+// Page-aligned and written once, so no page faults land in a timed sample.
+Buffer allocate_filled(int64_t bytes) {
+  const size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 4095) & ~size_t{4095};
+  auto* p = static_cast<unsigned char*>(std::aligned_alloc(4096, rounded));
+  if (!p) {
+    std::fprintf(stderr, "loom-bench measure: out of memory allocating %zu bytes\n", rounded);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  for (size_t i = 0; i < rounded; ++i) p[i] = static_cast<unsigned char>(i * 131 + 7);
+  return Buffer(p);
+}
+
+// vector(n, block, 2 * block) of `bytes` packed bytes, of the widest basic type that
+// divides the block (as the applications and loom-bench pingpong declare it), committed
+// through Loom so that Loom plans it. A block longer than the message becomes one block of the
+// message: the grid stays rectangular, and such a message costs the same whatever the block.
+class VectorType {
+ public:
+  VectorType(int64_t block, int64_t bytes) {
+    const int64_t length = std::min(block, bytes);
+    const int64_t blocks = bytes / length;
+    const p2p::Element element = p2p::element_for_block(length);
+    MPI_Type_vector(static_cast<int>(blocks), static_cast<int>(length / element.bytes),
+                    static_cast<int>(2 * length / element.bytes), element.type, &type_);
+    MPI_Type_commit(&type_);
+    span_ = (2 * blocks - 1) * length;
+  }
+  ~VectorType() { MPI_Type_free(&type_); }
+  VectorType(const VectorType&) = delete;
+  VectorType& operator=(const VectorType&) = delete;
+  MPI_Datatype type() const { return type_; }
+  int64_t span() const { return span_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  int64_t span_ = 0;
+};
+
+int repeats_per_sample(int64_t bytes) {
+  return static_cast<int>(std::max<int64_t>(1, kSampleBytes / bytes));
+}
+
+// Seconds per call of `op`, over one sample of repeated calls.
+double local_sample(const std::function<void()>& op, int repeats) {
+  const double start = now_seconds();
+  for (int i = 0; i < repeats; ++i) op();
+  return (now_seconds() - start) / repeats;
+}
+
+// One-way seconds of `count` elements of `type` between ranks 0 and 1 (half a round trip)
+// over one sample of repeated round trips, sent by the host (PMPI) so that Loom's
+// point-to-point layer stays out.
+double pingpong_sample(MPI_Comm comm, int rank, void* buffer, int count, MPI_Datatype type,
+                       int repeats) {
+  const double start = now_seconds();
+  for (int i = 0; i < repeats; ++i) {
+    if (rank == 0) {
+      PMPI_Send(buffer, count, type, 1, kTagData, comm);
+      PMPI_Recv(buffer, count, type, 1, kTagData, comm, MPI_STATUS_IGNORE);
+    } else {
+      PMPI_Recv(buffer, count, type, 0, kTagData, comm, MPI_STATUS_IGNORE);
+      PMPI_Send(buffer, count, type, 0, kTagData, comm);
+    }
+  }
+  return (now_seconds() - start) / repeats / 2;
+}
+
+struct PointSamples {
+  std::vector<double> pack, unpack, contiguous, host_typed;
+};
+
+// All four quantities of one grid point, sampled in rounds of one sample each, so that
+// any drift of the machine (other processes, frequency) hits them alike. Rank 0 measures
+// pack and unpack alone, then both ranks ping-pong; rank 0 decides the number of rounds
+// after a warm-up round and tells rank 1. The samples are meaningful on rank 0 only.
+PointSamples measure_point(MPI_Comm comm, int rank, const VectorType& vector, int64_t bytes,
+                           unsigned char* user, unsigned char* packed, const Effort& effort) {
+  const int repeats = repeats_per_sample(bytes);
+  const int size = static_cast<int>(bytes);
+  auto pack = [&] {
+    int position = 0;
+    MPI_Pack(user, 1, vector.type(), packed, size, &position, comm);
+  };
+  auto unpack = [&] {
+    int position = 0;
+    MPI_Unpack(packed, size, &position, user, 1, vector.type(), comm);
+  };
+  PointSamples samples;
+  auto round = [&] {
+    if (rank == 0) {
+      samples.pack.push_back(local_sample(pack, repeats));
+      samples.unpack.push_back(local_sample(unpack, repeats));
+      do_not_optimize(user);
+    }
+    samples.contiguous.push_back(pingpong_sample(comm, rank, packed, size, MPI_BYTE, repeats));
+    samples.host_typed.push_back(pingpong_sample(comm, rank, user, 1, vector.type(), repeats));
+  };
+  const double warmup_start = now_seconds();
+  round();
+  int rounds = 0;
+  if (rank == 0) {
+    const double round_seconds = now_seconds() - warmup_start;
+    rounds = static_cast<int>(std::clamp<double>(effort.seconds_per_point / round_seconds,
+                                                 effort.min_samples, effort.max_samples));
+    PMPI_Send(&rounds, 1, MPI_INT, 1, kTagControl, comm);
+  } else {
+    PMPI_Recv(&rounds, 1, MPI_INT, 0, kTagControl, comm, MPI_STATUS_IGNORE);
+  }
+  samples = {};
+  for (int i = 0; i < rounds; ++i) round();
+  return samples;
+}
+
+// Other runnable processes than this job's two ranks make every ping-pong wait for a core.
+void warn_if_busy() {
+  double load = 0;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+    std::fclose(f);
+  }
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores > 0 && load > static_cast<double>(cores) + 0.5)
+    std::printf(
+        "WARNING: load average %.1f on %ld cores: other processes compete with the\n"
+        "         measurement and the calibration will be noisy; measure on a quiet "
+        "machine\n",
+        load, cores);
+}
+
+std::string machine_description() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string cpu = "unknown CPU";
+  if (FILE* f = std::fopen("/proc/cpuinfo", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, f))
+      if (!std::strncmp(line, "model name", 10)) {
+        const char* colon = std::strchr(line, ':');
+        if (colon) {
+          cpu = colon + 1;
+          cpu.erase(0, cpu.find_first_not_of(" \t"));
+          cpu.erase(cpu.find_last_not_of(" \t\n") + 1);
+        }
+        break;
+      }
+    std::fclose(f);
+  }
+  return format("%s, %s, %ld cores", host, cpu.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+std::string short_bytes(double bytes) {
+  return human_bytes(static_cast<int64_t>(bytes));
+}
+
+std::string micros(double seconds) {
+  return seconds < 1e-4 ? format("%.2f", seconds * 1e6) : format("%.0f", seconds * 1e6);
+}
+
+void print_summary(const model::Calibration& c, model::Locality where) {
+  const int w = static_cast<int>(where);
+  const model::Model model(c);
+  std::printf("\ncontiguous one-way send (us):");
+  for (size_t m = 0; m < c.contiguous[w].message_bytes.size(); ++m)
+    std::printf(" %s=%s", short_bytes(c.contiguous[w].message_bytes[m]).c_str(),
+                micros(c.contiguous[w].seconds[m]).c_str());
+  std::printf(
+      "\n\nhost-native time / pack-path time (pack + contiguous send + unpack), one way;\n"
+      "above 1 the model packs (marked *):\n");
+  std::vector<std::string> header = {"block \\ bytes"};
+  for (double m : c.pack.message_bytes) header.push_back(short_bytes(m));
+  Table table(header);
+  for (size_t b = 0; b < c.pack.block_bytes.size(); ++b) {
+    const double block = c.pack.block_bytes[b];
+    std::vector<std::string> row = {short_bytes(block)};
+    for (double bytes : c.pack.message_bytes) {
+      const double ratio =
+          model.host_seconds(where, block, bytes) / model.pack_seconds(where, block, bytes);
+      const bool pack = model.choose(where, block, bytes) == model::Method::Pack;
+      row.push_back(format("%.2f%s", ratio, pack ? "*" : " "));
+    }
+    table.add_row(row);
+  }
+  table.print(stdout);
+}
+
+int finish(int rc) {
+  MPI_Finalize();
+  return rc;
+}
+
+}  // namespace
+
+int run_measure(int argc, char** argv) {
+  Options opt;
+  if (const int rc = parse_options(argc, argv, &opt); rc >= 0) return rc;
+
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != 2) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "loom-bench measure: needs exactly 2 ranks, not %d: mpiexec -n 2 loom-bench "
+                   "measure\n",
+                   size);
+    return finish(2);
+  }
+  const std::string path = opt.out.empty() ? interpose::calibration_path() : opt.out;
+  // Both ranks see the same Loom and the same environment, so they agree on these exits.
+  if (!loom_is_active()) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "loom-bench measure: Loom is not active (LOOM_DISABLE=1?): MPI_Pack would be "
+                   "the host's and the calibration meaningless\n");
+    return finish(1);
+  }
+  if (path.empty()) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "loom-bench measure: no LOOM_CACHE_DIR, XDG_CACHE_HOME or HOME to write to; "
+                   "use --out FILE\n");
+    return finish(2);
+  }
+
+  MPI_Comm comm;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm node;
+  PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  PMPI_Comm_size(node, &node_size);
+  PMPI_Comm_free(&node);
+  const bool same_node = node_size == 2;
+  const model::Locality measured =
+      same_node ? model::Locality::SameNode : model::Locality::OtherNode;
+
+  const Grid grid = opt.quick ? quick_grid() : full_grid();
+  const Effort& effort = grid.effort;
+  model::Calibration c;
+  c.host_mpi = interpose::host_mpi_version();
+  c.machine = machine_description();
+  c.other_node_measured = !same_node;
+  for (model::Grid* g : {&c.pack, &c.unpack, &c.host_typed[static_cast<int>(measured)]}) {
+    g->block_bytes.assign(grid.blocks.begin(), grid.blocks.end());
+    g->message_bytes.assign(grid.messages.begin(), grid.messages.end());
+    g->seconds.assign(grid.blocks.size(), std::vector<double>(grid.messages.size(), 0.0));
+  }
+  model::Curve& contiguous = c.contiguous[static_cast<int>(measured)];
+  contiguous.message_bytes.assign(grid.messages.begin(), grid.messages.end());
+
+  if (rank == 0) {
+    std::printf("loom-bench measure   host MPI: %s   ranks on %s\n", c.host_mpi.c_str(),
+                same_node ? "one node" : "two nodes");
+    std::printf("machine: %s\n", c.machine.c_str());
+    std::printf("grid: %zu block sizes x %zu message sizes%s\n", grid.blocks.size(),
+                grid.messages.size(), opt.quick ? " (--quick)" : "");
+    warn_if_busy();
+    std::fflush(stdout);
+  }
+  const double start = now_seconds();
+
+  const int64_t largest = grid.messages.back();
+  Buffer packed = allocate_filled(largest);
+  Buffer user = allocate_filled(2 * largest);
+  // Contiguous sends are sampled at every grid point; each size's samples pool over blocks.
+  std::vector<std::vector<double>> contiguous_samples(grid.messages.size());
+  for (size_t b = 0; b < grid.blocks.size(); ++b) {
+    const double row_start = now_seconds();
+    for (size_t m = 0; m < grid.messages.size(); ++m) {
+      const int64_t bytes = grid.messages[m];
+      const VectorType vector(grid.blocks[b], bytes);
+      if (!loom_type_is_accelerated(vector.type())) {
+        if (rank == 0)
+          std::fprintf(stderr,
+                       "loom-bench measure: Loom has no plan for vector(block %lld), so "
+                       "there is nothing to calibrate\n",
+                       static_cast<long long>(grid.blocks[b]));
+        PMPI_Comm_free(&comm);
+        return finish(1);
+      }
+      PointSamples point =
+          measure_point(comm, rank, vector, bytes, user.get(), packed.get(), effort);
+      if (rank != 0) continue;
+      c.pack.seconds[b][m] = summarize(point.pack).median;
+      c.unpack.seconds[b][m] = summarize(point.unpack).median;
+      c.host_typed[static_cast<int>(measured)].seconds[b][m] = summarize(point.host_typed).median;
+      contiguous_samples[m].insert(contiguous_samples[m].end(), point.contiguous.begin(),
+                                   point.contiguous.end());
+    }
+    if (rank == 0)
+      std::fprintf(stderr, "  block %-6s %5.1f s\n", short_bytes(grid.blocks[b]).c_str(),
+                   now_seconds() - row_start);
+  }
+  for (const auto& samples : contiguous_samples)
+    contiguous.seconds.push_back(summarize(samples).median);
+  PMPI_Comm_free(&comm);
+
+  if (rank == 0) {
+    // One node: the inter-node entries repeat the same-node numbers (recorded in the file).
+    const int from = static_cast<int>(measured), to = 1 - from;
+    c.contiguous[to] = c.contiguous[from];
+    c.host_typed[to] = c.host_typed[from];
+    print_summary(c, measured);
+    std::string why;
+    if (!model::save_file(c, path, &why)) {
+      std::fprintf(stderr, "loom-bench measure: cannot write %s: %s\n", path.c_str(), why.c_str());
+      return finish(1);
+    }
+    std::printf("\nmeasured in %.1f s; wrote %s\n", now_seconds() - start, path.c_str());
+  }
+  return finish(0);
+}
+
+}  // namespace loom::bench

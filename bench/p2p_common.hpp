@@ -1,0 +1,145 @@
+// Helpers shared by the communication benchmarks (loom-bench pingpong and halo): option
+// parsing, page-aligned buffers, deterministic fill patterns, host MPI identification and
+// which path (Loom's engine or the host's) served the MPI_* calls of a measured exchange.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/report.hpp"
+#include "loom/loom.h"
+
+namespace loom::bench::p2p {
+
+constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
+
+// A comma-separated list of sizes; false (and a message naming `what`) on a bad item.
+inline bool parse_size_list(const char* tool, const char* what, const std::string& text,
+                            std::vector<int64_t>* out) {
+  out->clear();
+  for (const auto& item : split_commas(text)) {
+    int64_t v = 0;
+    if (!parse_size(item, &v)) {
+      std::fprintf(stderr, "%s: bad %s '%s'\n", tool, what, item.c_str());
+      return false;
+    }
+    out->push_back(v);
+  }
+  if (out->empty()) std::fprintf(stderr, "%s: empty %s list\n", tool, what);
+  return !out->empty();
+}
+
+inline std::string host_mpi_version() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  std::string s(version, static_cast<size_t>(std::max(len, 0)));
+  for (char& c : s)
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+  return s;
+}
+
+// Short name for tables: "Open MPI v4.1.4" or "MPICH Version: 4.0.2".
+inline std::string short_mpi_name(const std::string& full) {
+  size_t cut = full.find(',');
+  if (full.rfind("MPICH", 0) == 0) cut = full.find(" MPICH", 1);  // drop "MPICH Release date..."
+  std::string s = full.substr(0, std::min(cut, size_t{60}));
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// Last-level cache of this (virtual) CPU from sysfs, which describes the cache the VM really has
+// (sysconf may report the whole package's); the fallback is a typical server L3.
+inline int64_t last_level_cache_bytes() {
+  int64_t best = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string path =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size";
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) break;
+    long long kib = 0;
+    if (std::fscanf(f, "%lldK", &kib) == 1) best = std::max<int64_t>(best, kib * kKiB);
+    std::fclose(f);
+  }
+  return best > 0 ? best : 32 * kMiB;
+}
+
+// Largest named type that divides a block: how an application would declare it. Hosts
+// have kernels per basic type, so the calibration and the benchmarks use the same choice.
+struct Element {
+  MPI_Datatype type;
+  int bytes;
+};
+inline Element element_for_block(int64_t block_bytes) {
+  if (block_bytes % 8 == 0) return {MPI_DOUBLE, 8};
+  if (block_bytes % 4 == 0) return {MPI_FLOAT, 4};
+  if (block_bytes % 2 == 0) return {MPI_SHORT, 2};
+  return {MPI_BYTE, 1};
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<unsigned char[], FreeDeleter>;
+
+// Page-aligned; exits on failure (a benchmark cannot do anything useful without its buffers).
+inline Buffer allocate(int64_t bytes, const char* tool) {
+  const size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 4095) & ~size_t{4095};
+  auto* p = static_cast<unsigned char*>(std::aligned_alloc(4096, rounded));
+  if (!p) {
+    std::fprintf(stderr, "%s: out of memory allocating %lld bytes\n", tool,
+                 static_cast<long long>(bytes));
+    std::exit(1);
+  }
+  return Buffer(p);
+}
+
+// Deterministic pseudo-random bytes: the same seed gives the same bytes on every rank, so a
+// receiver can rebuild what its peer sent. Touches every page (no page faults while timing).
+inline void fill_pattern(unsigned char* p, int64_t n, uint64_t seed) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(p + i, &x, 8);
+  }
+  for (; i < n; ++i) p[i] = static_cast<unsigned char>(x >> (8 * (i % 8)));
+}
+
+// Which engine served a measured exchange, from the LOOM_STATS counters of this rank taken
+// before and after it: "loom" (packed by Loom, sent as bytes), "host" (Loom left the derived
+// type to the host MPI), "mixed", or "-" when Loom saw no such call at all (Loom inactive, or
+// a build of libloom that does not interpose this MPI call).
+inline std::string route_of(uint64_t loom_calls, uint64_t host_calls) {
+  if (loom_calls && host_calls) return "mixed";
+  if (loom_calls) return "loom";
+  if (host_calls) return "host";
+  return "-";
+}
+
+struct RouteCounters {
+  uint64_t p2p_loom = 0, p2p_host = 0, coll_loom = 0, coll_host = 0;
+  static RouteCounters now() {
+    loom_stats s;
+    loom_get_stats(&s);
+    return {s.send_packed + s.recv_unpacked, s.send_host + s.recv_host, s.collective_packed,
+            s.collective_host};
+  }
+  RouteCounters since(const RouteCounters& before) const {
+    return {p2p_loom - before.p2p_loom, p2p_host - before.p2p_host, coll_loom - before.coll_loom,
+            coll_host - before.coll_host};
+  }
+};
+
+}  // namespace loom::bench::p2p

@@ -1,0 +1,707 @@
+// loom-bench pingpong: OSU-style ping-pong of derived datatypes between two ranks, the host
+// MPI's point-to-point (PMPI_Send/PMPI_Recv) against Loom's (MPI_Send/MPI_Recv), in one run.
+//
+// loom-bench links libloom before libmpi, so MPI_Send/MPI_Recv resolve to Loom (which packs with
+// its own kernels and moves MPI_PACKED bytes) while PMPI_Send/PMPI_Recv are the host's own. Both
+// ranks send and receive with the derived type. Every case is verified on both paths before and
+// after timing: each receiver compares its whole receive buffer, gaps included, with the peer's
+// pattern unpacked by the host's engine. Timed samples alternate host and Loom so that drift and
+// noise hit both; a sample is a batch of round trips timed on rank 0, reported as one-way time.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/p2p_common.hpp"
+#include "bench/report.hpp"
+#include "bench/subcommands.hpp"
+#include "loom/loom.h"
+
+namespace loom::bench {
+
+namespace {
+
+using p2p::kKiB;
+using p2p::kMiB;
+
+constexpr const char* kTool = "loom-bench pingpong";
+// Targets of issue #3 (printed, never enforced here).
+constexpr double kTargetSmallBlocks = 2.0;  // blocks <= 16 B, messages >= 64 KiB
+constexpr double kTarget64ByteBlocks = 1.5;
+constexpr double kTargetWorst = 0.95;  // every case
+constexpr int64_t kTargetMinBytes = 64 * kKiB;
+constexpr int64_t kSmallBlockBytes = 16;
+constexpr double kSampleSeconds = 200e-6;  // batch round trips so a sample >> timer overhead
+
+struct Options {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> blocks = {1, 2, 4, 8, 16, 32, 64, 256, 1024};
+  std::vector<std::string> shape_filters;  // vector, subarray, indexed (substrings of names)
+  int max_reps = 200;
+  int min_reps = 7;
+  double seconds_per_case = 0.2;
+  std::string json_path;
+  bool quick = false;
+};
+
+std::vector<int64_t> default_sizes() {  // 1 B .. 16 MiB in x4 steps
+  std::vector<int64_t> sizes;
+  for (int64_t s = 1; s <= 16 * kMiB; s *= 4) sizes.push_back(s);
+  return sizes;
+}
+
+void print_help(FILE* out) {
+  std::fprintf(
+      out,
+      "usage: mpiexec -n 2 loom-bench pingpong [options]\n"
+      "  Ping-pong of derived datatypes between two ranks: host MPI (PMPI_Send/PMPI_Recv)\n"
+      "  vs Loom (MPI_Send/MPI_Recv), alternating in one run (docs/bench-p2p.md).\n"
+      "  Shapes: vector with block sizes 1..1024 B (stride 2x block), a face of a 3-D\n"
+      "  double grid (subarray) and an irregular indexed_block of 16 B blocks.\n\n"
+      "options:\n"
+      "  --quick            CI smoke test: sizes 64,4K,256K,1M, blocks 1,8,64,1024, short\n"
+      "                     time bounds (seconds)\n"
+      "  --sizes LIST       packed message sizes, e.g. 1K,64K,16M (K/M = KiB/MiB)\n"
+      "                     default 1,4,16,...,16M (x4 steps)\n"
+      "  --blocks LIST      vector block sizes in bytes (default 1,2,4,8,16,32,64,256,1024)\n"
+      "  --shapes LIST      only shapes whose name contains one of these (vec, subarray,\n"
+      "                     indexed; e.g. vec_b8)\n"
+      "  --reps N           at most N timed samples per path and case (default 200; at\n"
+      "                     least min(7,N))\n"
+      "  --time SECONDS     time bound per case, both paths together (default 0.2)\n"
+      "  --json FILE        also write the results as JSON (tools/plot_bench.py plots it)\n"
+      "  --help             this text\n");
+}
+
+// Returns -1 to continue, or an exit code.
+int parse_options(int argc, char** argv, Options* opt) {
+  bool sizes_given = false, blocks_given = false, reps_given = false, time_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s: %s needs a value\n", kTool, name);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      print_help(stdout);
+      return 0;
+    } else if (arg == "--quick") {
+      opt->quick = true;
+    } else if (arg == "--sizes") {
+      const char* v = value("--sizes");
+      if (!v || !p2p::parse_size_list(kTool, "size", v, &opt->sizes)) return 2;
+      sizes_given = true;
+    } else if (arg == "--blocks") {
+      const char* v = value("--blocks");
+      if (!v || !p2p::parse_size_list(kTool, "block size", v, &opt->blocks)) return 2;
+      blocks_given = true;
+    } else if (arg == "--shapes") {
+      const char* v = value("--shapes");
+      if (!v) return 2;
+      opt->shape_filters = split_commas(v);
+    } else if (arg == "--reps") {
+      const char* v = value("--reps");
+      if (!v) return 2;
+      opt->max_reps = std::atoi(v);
+      if (opt->max_reps < 1) {
+        std::fprintf(stderr, "%s: --reps must be >= 1\n", kTool);
+        return 2;
+      }
+      reps_given = true;
+    } else if (arg == "--time") {
+      const char* v = value("--time");
+      if (!v) return 2;
+      opt->seconds_per_case = std::atof(v);
+      time_given = true;
+    } else if (arg == "--json") {
+      const char* v = value("--json");
+      if (!v) return 2;
+      opt->json_path = v;
+    } else {
+      std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, arg.c_str());
+      print_help(stderr);
+      return 2;
+    }
+  }
+  if (!sizes_given)
+    opt->sizes =
+        opt->quick ? std::vector<int64_t>{64, 4 * kKiB, 256 * kKiB, 1 * kMiB} : default_sizes();
+  if (opt->quick) {
+    if (!blocks_given) opt->blocks = {1, 8, 64, 1024};
+    if (!reps_given) opt->max_reps = 20;
+    if (!time_given) opt->seconds_per_case = 0.02;
+  }
+  opt->min_reps = std::min(opt->quick ? 3 : 7, opt->max_reps);
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes.
+
+enum class Family { Vector, Subarray, Indexed };
+
+struct Shape {
+  std::string name;
+  Family family;
+  int64_t block_bytes;  // length of every contiguous run of the typemap
+};
+
+const char* family_name(Family f) {
+  switch (f) {
+    case Family::Vector:
+      return "vector";
+    case Family::Subarray:
+      return "subarray";
+    case Family::Indexed:
+      return "indexed_block";
+  }
+  return "?";
+}
+
+std::vector<Shape> select_shapes(const Options& opt) {
+  std::vector<Shape> all;
+  for (int64_t b : opt.blocks)
+    all.push_back({format("vec_b%lld", (long long)b), Family::Vector, b});
+  all.push_back({"subarray_face", Family::Subarray, 8});
+  all.push_back({"indexed_b16", Family::Indexed, 16});
+  if (opt.shape_filters.empty()) return all;
+  std::vector<Shape> kept;
+  for (const auto& s : all)
+    for (const auto& f : opt.shape_filters)
+      if (s.name.find(f) != std::string::npos) {
+        kept.push_back(s);
+        break;
+      }
+  return kept;
+}
+
+struct BuiltType {
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // committed; one element is the whole message
+  int64_t packed_bytes = 0;
+  int64_t span_bytes = 0;  // user-buffer bytes from offset 0 to the true upper bound
+  std::string geometry;
+};
+
+// Deterministic gaps (splitmix64), so both ranks build the same typemap.
+std::vector<int> gapped_block_starts(int64_t blocks, int block_elems, int max_gap) {
+  std::vector<int> starts(static_cast<size_t>(blocks));
+  uint64_t state = 0x1234567ull;
+  int64_t cur = 0;
+  for (auto& s : starts) {
+    state += 0x9e3779b97f4a7c15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    s = static_cast<int>(cur);
+    cur += block_elems + static_cast<int64_t>(z % static_cast<uint64_t>(max_gap + 1));
+  }
+  return starts;
+}
+
+// Builds the shape scaled to `bytes` packed bytes; empty string, or why the size does not fit.
+std::string build_type(const Shape& shape, int64_t bytes, BuiltType* out) {
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  switch (shape.family) {
+    case Family::Vector: {
+      const int64_t b = shape.block_bytes;
+      if (bytes < b || bytes % b) return "size is not a multiple of the block";
+      const p2p::Element elem = p2p::element_for_block(b);
+      const int64_t count = bytes / b;
+      MPI_Type_vector(static_cast<int>(count), static_cast<int>(b / elem.bytes),
+                      static_cast<int>(2 * b / elem.bytes), elem.type, &t);
+      out->geometry = format("%lld x %lld B, stride %lld B", (long long)count, (long long)b,
+                             (long long)(2 * b));
+      break;
+    }
+    case Family::Subarray: {
+      // The x = 1 face of a C-order [nz][ny][8] double grid: one double per 64 B cache line,
+      // which is what any grid at least 8 cells deep in x looks like to the caches, while
+      // keeping the grid (8x the message) affordable at 16 MiB.
+      if (bytes < 8 || bytes % 8) return "size is not a multiple of 8 B";
+      const int64_t cells = bytes / 8;
+      int64_t nz = 1;
+      while (nz * nz * 4 <= cells && cells % (nz * 2) == 0) nz *= 2;
+      const int sizes[3] = {static_cast<int>(nz), static_cast<int>(cells / nz), 8};
+      const int subsizes[3] = {sizes[0], sizes[1], 1};
+      const int starts[3] = {0, 0, 1};
+      MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
+      out->geometry = format("x=1 face of a %dx%dx8 double grid", sizes[0], sizes[1]);
+      break;
+    }
+    case Family::Indexed: {
+      // Pairs of doubles at irregular, ascending offsets (gaps of 0-6 doubles): a gather list
+      // of two-component values over an unstructured mesh.
+      constexpr int kBlockElems = 2;
+      if (bytes < 16 || bytes % 16) return "size is not a multiple of 16 B";
+      const int64_t blocks = bytes / 16;
+      const std::vector<int> starts = gapped_block_starts(blocks, kBlockElems, 6);
+      MPI_Type_create_indexed_block(static_cast<int>(blocks), kBlockElems, starts.data(),
+                                    MPI_DOUBLE, &t);
+      out->geometry = format("%lld x 16 B at gaps of 0-48 B", (long long)blocks);
+      break;
+    }
+  }
+  MPI_Type_commit(&t);
+  MPI_Count size = 0, true_lb = 0, true_extent = 0;
+  MPI_Type_size_x(t, &size);
+  MPI_Type_get_true_extent_x(t, &true_lb, &true_extent);
+  out->type = t;
+  out->packed_bytes = size;
+  out->span_bytes = true_lb + true_extent;
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two paths and one exchange.
+
+struct Path {
+  const char* name;
+  decltype(&MPI_Send) send;
+  decltype(&MPI_Recv) recv;
+  int tag;  // distinct per path, so a stray message of one path can never match the other
+};
+
+const Path& host_path() {
+  static const Path p{"host", &PMPI_Send, &PMPI_Recv, 101};
+  return p;
+}
+const Path& loom_path() {
+  static const Path p{"loom", &MPI_Send, &MPI_Recv, 202};
+  return p;
+}
+
+struct Exchange {
+  MPI_Datatype type;
+  int64_t packed_bytes, span_bytes;
+  p2p::Buffer send, recv, scratch, packed;  // scratch and packed: the expected bytes, built
+                                            // with the host's engine
+};
+
+// `iterations` round trips: rank 0 pings, rank 1 pongs, both with the derived type. `last`, if
+// given, receives the status of the last receive.
+void ping_pong(const Path& p, int rank, Exchange& x, int iterations, MPI_Status* last = nullptr) {
+  const int peer = 1 - rank;
+  MPI_Status* status = last ? last : MPI_STATUS_IGNORE;
+  for (int i = 0; i < iterations; ++i) {
+    if (rank == 0) {
+      p.send(x.send.get(), 1, x.type, peer, p.tag, MPI_COMM_WORLD);
+      p.recv(x.recv.get(), 1, x.type, peer, p.tag, MPI_COMM_WORLD, status);
+    } else {
+      p.recv(x.recv.get(), 1, x.type, peer, p.tag, MPI_COMM_WORLD, status);
+      p.send(x.send.get(), 1, x.type, peer, p.tag, MPI_COMM_WORLD);
+    }
+  }
+}
+
+constexpr int kMessageChars = 240;
+
+// One round trip with fresh patterns; each rank checks its whole receive buffer (typemap bytes
+// equal to the peer's pattern, every other byte untouched) and the status. Returns "" on both
+// ranks' success, else (on rank 0) every failing rank's description.
+std::string verify(const Path& p, int rank, Exchange& x, uint64_t seed) {
+  const int peer = 1 - rank;
+  const uint64_t sentinel_seed = seed + 1000 + static_cast<uint64_t>(rank);
+  p2p::fill_pattern(x.send.get(), x.span_bytes, seed + static_cast<uint64_t>(rank));
+  p2p::fill_pattern(x.recv.get(), x.span_bytes, sentinel_seed);
+  MPI_Status status;
+  ping_pong(p, rank, x, 1, &status);
+
+  char message[kMessageChars] = {};
+  int count = -1;
+  MPI_Get_count(&status, x.type, &count);
+  if (count != 1 || status.MPI_SOURCE != peer || status.MPI_TAG != p.tag) {
+    std::snprintf(message, sizeof message,
+                  "rank %d, %s path: status says count=%d source=%d tag=%d (want 1, %d, %d)", rank,
+                  p.name, count, status.MPI_SOURCE, status.MPI_TAG, peer, p.tag);
+  } else {
+    p2p::fill_pattern(x.scratch.get(), x.span_bytes, seed + static_cast<uint64_t>(peer));
+    int pos = 0;
+    PMPI_Pack(x.scratch.get(), 1, x.type, x.packed.get(), static_cast<int>(x.packed_bytes), &pos,
+              MPI_COMM_WORLD);
+    p2p::fill_pattern(x.scratch.get(), x.span_bytes, sentinel_seed);
+    pos = 0;
+    PMPI_Unpack(x.packed.get(), static_cast<int>(x.packed_bytes), &pos, x.scratch.get(), 1, x.type,
+                MPI_COMM_WORLD);
+    const unsigned char* got = x.recv.get();
+    const unsigned char* want = x.scratch.get();
+    if (std::memcmp(got, want, static_cast<size_t>(x.span_bytes)) != 0) {
+      int64_t first = 0, wrong = 0;
+      for (int64_t i = x.span_bytes - 1; i >= 0; --i)
+        if (got[i] != want[i]) first = i, ++wrong;
+      std::snprintf(message, sizeof message,
+                    "rank %d, %s path: %lld of %lld buffer bytes wrong, first at byte %lld "
+                    "(got 0x%02x, want 0x%02x)",
+                    rank, p.name, (long long)wrong, (long long)x.span_bytes, (long long)first,
+                    got[first], want[first]);
+    }
+  }
+  char all[2 * kMessageChars];
+  PMPI_Gather(message, kMessageChars, MPI_CHAR, all, kMessageChars, MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::string result;
+  if (rank == 0)
+    for (int r = 0; r < 2; ++r) {
+      const std::string m(all + r * kMessageChars, strnlen(all + r * kMessageChars, kMessageChars));
+      if (!m.empty()) result += (result.empty() ? "" : "; ") + m;
+    }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One case.
+
+struct CaseResult {
+  Shape shape;
+  int64_t packed_bytes = 0, span_bytes = 0;
+  std::string geometry;
+  bool dram = false;
+  std::string route;     // which engine served Loom's sends and receives on rank 0
+  Summary host, loom;    // one-way seconds (rank 0's view)
+  Summary paired_ratio;  // host/Loom of the adjacent samples of each repetition
+  int iterations_per_sample = 0, warmup = 0;
+  std::string verify_error;
+  bool verified() const { return verify_error.empty(); }
+  double ratio() const { return loom.median > 0 ? host.median / loom.median : 0; }
+};
+
+CaseResult run_case(const Shape& shape, const BuiltType& bt, int rank, const Options& opt,
+                    int64_t llc_bytes) {
+  CaseResult r;
+  r.shape = shape;
+  r.packed_bytes = bt.packed_bytes;
+  r.span_bytes = bt.span_bytes;
+  r.geometry = bt.geometry;
+  // Both ranks' send and receive buffers stream through the one shared last-level cache.
+  r.dram = 4 * bt.span_bytes > llc_bytes;
+  const char* tool = kTool;
+  Exchange x{bt.type,
+             bt.packed_bytes,
+             bt.span_bytes,
+             p2p::allocate(bt.span_bytes, tool),
+             p2p::allocate(bt.span_bytes, tool),
+             p2p::allocate(bt.span_bytes, tool),
+             p2p::allocate(bt.packed_bytes, tool)};
+  const Path& host = host_path();
+  const Path& loom = loom_path();
+
+  // Verify both paths; Loom's counters over its verification exchange tell its route.
+  std::string errors = verify(host, rank, x, 1);
+  const auto before = p2p::RouteCounters::now();
+  const std::string loom_error = verify(loom, rank, x, 2);
+  const auto used = p2p::RouteCounters::now().since(before);
+  r.route = p2p::route_of(used.p2p_loom, used.p2p_host);
+  if (!loom_error.empty()) errors += (errors.empty() ? "" : "; ") + loom_error;
+
+  // Warm-up and calibration, decided on rank 0 and broadcast so both ranks run the same loops.
+  const Path* paths[2] = {&host, &loom};
+  double one_trip[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const double t0 = now_seconds();
+    ping_pong(*paths[k], rank, x, 1);
+    one_trip[k] = now_seconds() - t0;
+  }
+  int plan[3] = {0, 0, 0};  // warm-up round trips, round trips per sample, samples per path
+  if (rank == 0)
+    plan[0] = static_cast<int>(
+        std::clamp(0.01 / std::max(one_trip[0], one_trip[1]), 1.0, opt.quick ? 20.0 : 200.0));
+  PMPI_Bcast(plan, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  double per_trip[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const double t0 = now_seconds();
+    ping_pong(*paths[k], rank, x, plan[0]);
+    per_trip[k] = std::max((now_seconds() - t0) / plan[0], 1e-9);
+  }
+  if (rank == 0) {
+    const double slowest = std::max(per_trip[0], per_trip[1]);
+    plan[1] = static_cast<int>(std::clamp(kSampleSeconds / slowest, 1.0, 10000.0));
+    const double rep_seconds = plan[1] * (per_trip[0] + per_trip[1]);
+    plan[2] = static_cast<int>(std::clamp(opt.seconds_per_case / rep_seconds,
+                                          static_cast<double>(opt.min_reps),
+                                          static_cast<double>(opt.max_reps)));
+  }
+  PMPI_Bcast(plan, 3, MPI_INT, 0, MPI_COMM_WORLD);
+  r.warmup = plan[0];
+  r.iterations_per_sample = plan[1];
+
+  std::vector<double> samples[2];
+  for (int rep = 0; rep < plan[2]; ++rep) {
+    for (int j = 0; j < 2; ++j) {
+      const int k = (rep + j) % 2;  // alternate which path goes first
+      const double t0 = now_seconds();
+      ping_pong(*paths[k], rank, x, plan[1]);
+      samples[k].push_back((now_seconds() - t0) / (2.0 * plan[1]));
+    }
+  }
+  std::vector<double> ratios;
+  for (size_t i = 0; i < samples[0].size(); ++i) ratios.push_back(samples[0][i] / samples[1][i]);
+  r.host = summarize(samples[0]);
+  r.loom = summarize(samples[1]);
+  r.paired_ratio = summarize(ratios);
+
+  // Again after timing, with new patterns: a path that stops delivering after its first use
+  // would otherwise go unnoticed.
+  for (int k = 0; k < 2; ++k) {
+    const std::string e = verify(*paths[k], rank, x, 3 + static_cast<uint64_t>(k));
+    if (!e.empty()) errors += (errors.empty() ? "" : "; ") + e + " (after timing)";
+  }
+  r.verify_error = errors;
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report.
+
+double mbps(int64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e6 : 0;
+}
+
+std::string usec_cell(const Summary& s) {
+  auto us = [](double v) {
+    return v * 1e6 < 100 ? format("%.2f", v * 1e6) : format("%.0f", v * 1e6);
+  };
+  return us(s.median) + " [" + us(s.p10) + "-" + us(s.p90) + "]";
+}
+
+struct TargetLine {
+  TargetLine(std::string what, double target_ratio) : name(std::move(what)), target(target_ratio) {}
+  std::string name;
+  double target = 0;
+  double value = 1e300;
+  int cases = 0;
+  std::string worst_case;
+  void add(double ratio, const std::string& label) {
+    ++cases;
+    if (ratio < value) value = ratio, worst_case = label;
+  }
+  bool has_value() const { return cases > 0; }
+  bool pass() const { return has_value() && value >= target; }
+};
+
+void write_json(const Options& opt, const std::string& mpi_full, const std::string& mpi_name,
+                bool loom_active, int64_t llc, const std::vector<CaseResult>& results,
+                const std::vector<std::string>& skipped, const std::vector<TargetLine>& targets,
+                int failures) {
+  JsonWriter j;
+  j.begin_object();
+  j.field("subcommand", "pingpong");
+  j.begin_object("mpi");
+  j.field("name", mpi_name);
+  j.field("library_version", mpi_full);
+  j.field("ranks", 2);
+  j.end_object();
+  j.begin_object("loom");
+  j.field("active", loom_active);
+  j.end_object();
+  j.begin_object("machine");
+  j.field("llc_bytes", llc);
+  j.field("cpus", static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+  j.end_object();
+  j.begin_object("options");
+  j.field("quick", opt.quick);
+  j.field("seconds_per_case", opt.seconds_per_case);
+  j.field("min_reps", opt.min_reps);
+  j.field("max_reps", opt.max_reps);
+  j.begin_array("sizes");
+  for (int64_t s : opt.sizes) j.field(nullptr, s);
+  j.end_array();
+  j.begin_array("blocks");
+  for (int64_t b : opt.blocks) j.field(nullptr, b);
+  j.end_array();
+  j.end_object();
+  j.begin_array("cases");
+  for (const auto& r : results) {
+    j.begin_object();
+    j.field("shape", r.shape.name);
+    j.field("family", family_name(r.shape.family));
+    j.field("block_bytes", r.shape.block_bytes);
+    j.field("geometry", r.geometry);
+    j.field("packed_bytes", r.packed_bytes);
+    j.field("span_bytes", r.span_bytes);
+    j.field("cache", r.dram ? "dram" : "cache");
+    j.field("route", r.route);
+    j.field("host_seconds", r.host);  // one-way time per message
+    j.field("loom_seconds", r.loom);
+    j.field("host_mbps", mbps(r.packed_bytes, r.host.median));
+    j.field("loom_mbps", mbps(r.packed_bytes, r.loom.median));
+    j.field("ratio", r.ratio());  // host median / Loom median: > 1 means Loom is faster
+    j.field("ratio_paired", r.paired_ratio);
+    j.field("iterations_per_sample", r.iterations_per_sample);
+    j.field("warmup_round_trips", r.warmup);
+    j.field("verified", r.verified());
+    if (!r.verified()) j.field("verify_error", r.verify_error);
+    j.end_object();
+  }
+  j.end_array();
+  j.begin_array("skipped");
+  for (const auto& s : skipped) j.field(nullptr, s);
+  j.end_array();
+  j.begin_object("summary");
+  j.begin_array("targets");
+  for (const auto& t : targets) {
+    j.begin_object();
+    j.field("name", t.name);
+    if (t.has_value()) j.field("value", t.value);
+    j.field("target", t.target);
+    j.field("pass", t.pass());
+    j.field("cases", t.cases);
+    j.field("worst_case", t.worst_case);
+    j.end_object();
+  }
+  j.end_array();
+  j.field("verify_failures", failures);
+  j.end_object();
+  j.end_object();
+  if (!j.write_file(opt.json_path))
+    std::fprintf(stderr, "%s: cannot write %s\n", kTool, opt.json_path.c_str());
+  else
+    std::printf("JSON: %s\n", opt.json_path.c_str());
+}
+
+}  // namespace
+
+int run_pingpong(int argc, char** argv) {
+  Options opt;
+  if (const int rc = parse_options(argc, argv, &opt); rc >= 0) return rc;
+
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (ranks != 2) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "%s: needs exactly 2 ranks, got %d; run it as\n"
+                   "  mpiexec -n 2 loom-bench pingpong [options]\n",
+                   kTool, ranks);
+    MPI_Finalize();
+    return 2;
+  }
+  const std::vector<Shape> shapes = select_shapes(opt);
+  if (shapes.empty()) {
+    if (rank == 0) std::fprintf(stderr, "%s: no shape matches --shapes\n", kTool);
+    MPI_Finalize();
+    return 2;
+  }
+
+  const std::string mpi_full = p2p::host_mpi_version();
+  const std::string mpi_name = p2p::short_mpi_name(mpi_full);
+  const bool loom_active = loom_is_active() != 0;
+  const int64_t llc = p2p::last_level_cache_bytes();
+  if (rank == 0) {
+    std::printf("loom-bench pingpong   host MPI: %s   2 ranks\n", mpi_name.c_str());
+    std::printf("Loom: %s   LLC %s   time bound %.2f s/case, samples %d..%d per path\n",
+                loom_active ? "active" : "INACTIVE", human_bytes(llc).c_str(), opt.seconds_per_case,
+                opt.min_reps, opt.max_reps);
+    if (!loom_active)
+      std::printf(
+          "NOTE: Loom is INACTIVE (LOOM_DISABLE=1, or libloom not interposed): MPI_Send is\n"
+          "      the host's own, so every ratio below measures noise and should be ~1.\n");
+    std::fflush(stdout);
+  }
+
+  std::vector<CaseResult> results;
+  std::vector<std::string> skipped;
+  std::string skipped_line;  // compact: "vec_b8 1 B, 4 B; vec_b16 ..."
+  const size_t total = shapes.size() * opt.sizes.size();
+  size_t done = 0;
+  for (const Shape& shape : shapes) {
+    bool shape_skipped = false;
+    for (int64_t size : opt.sizes) {
+      ++done;
+      BuiltType bt;
+      const std::string why_not = build_type(shape, size, &bt);
+      if (!why_not.empty()) {
+        skipped.push_back(
+            format("%s %s (%s)", shape.name.c_str(), human_bytes(size).c_str(), why_not.c_str()));
+        skipped_line += (shape_skipped          ? ", "
+                         : skipped_line.empty() ? ""
+                                                : "; ") +
+                        (shape_skipped ? "" : shape.name + " ") + human_bytes(size);
+        shape_skipped = true;
+        continue;
+      }
+      const double start = now_seconds();
+      results.push_back(run_case(shape, bt, rank, opt, llc));
+      MPI_Type_free(&bt.type);
+      if (rank != 0) continue;
+      std::fprintf(stderr, "[%3zu/%zu] %-14s %-8s %5.2f s\n", done, total, shape.name.c_str(),
+                   human_bytes(size).c_str(), now_seconds() - start);
+      if (!results.back().verified())
+        std::fprintf(stderr, "VERIFY FAILED: %s %s: %s\n", shape.name.c_str(),
+                     human_bytes(size).c_str(), results.back().verify_error.c_str());
+    }
+  }
+
+  int failures = 0;
+  for (const auto& r : results) failures += r.verified() ? 0 : 1;
+  if (rank == 0) {
+    Table table({"shape", "blk", "size", "mem", "route", "host us [p10-p90]", "loom us [p10-p90]",
+                 "host MB/s", "loom MB/s", "host/loom", "data"});
+    for (const auto& r : results)
+      table.add_row({r.shape.name, format("%lld", (long long)r.shape.block_bytes),
+                     human_bytes(r.packed_bytes), r.dram ? "DRAM" : "cache", r.route,
+                     usec_cell(r.host), usec_cell(r.loom),
+                     format("%.0f", mbps(r.packed_bytes, r.host.median)),
+                     format("%.0f", mbps(r.packed_bytes, r.loom.median)),
+                     format("%.2fx", r.ratio()), r.verified() ? "ok" : "MISMATCH"});
+    std::printf(
+        "\nhost MPI: %s   (one-way time per message = round trip / 2, median over samples;\n"
+        "MB/s = packed bytes / one-way median; host/loom > 1: Loom is faster; route: which\n"
+        "engine served Loom's MPI_Send/MPI_Recv (loom = packed by Loom, host = left to the\n"
+        "host, - = no derived-type call counted: a contiguous typemap such as one block, or\n"
+        "Loom not interposing); mem = DRAM: both ranks' buffers exceed the LLC)\n\n",
+        mpi_name.c_str());
+    table.print(stdout);
+    if (!skipped_line.empty())
+      std::printf("skipped (message not a whole number of the shape's blocks): %s\n",
+                  skipped_line.c_str());
+  }
+
+  std::vector<TargetLine> targets = {
+      {"min host/loom ratio, all cases", kTargetWorst},
+      {"min host/loom ratio, blocks <= 16 B, >= 64 KiB", kTargetSmallBlocks},
+      {"min host/loom ratio, 64 B blocks, >= 64 KiB", kTarget64ByteBlocks},
+  };
+  for (const auto& r : results) {
+    const std::string label = r.shape.name + " " + human_bytes(r.packed_bytes);
+    targets[0].add(r.ratio(), label);
+    if (r.packed_bytes < kTargetMinBytes) continue;
+    if (r.shape.block_bytes <= kSmallBlockBytes) targets[1].add(r.ratio(), label);
+    if (r.shape.block_bytes == 64) targets[2].add(r.ratio(), label);
+  }
+  if (rank == 0) {
+    std::printf("\nSummary vs issue #3 targets (printed, not enforced; host %s, Loom %s):\n",
+                mpi_name.c_str(), loom_active ? "active" : "INACTIVE");
+    for (const auto& t : targets)
+      std::printf("  %-48s %-7s target >= %.2fx  %-4s (%d cases%s%s)\n", t.name.c_str(),
+                  t.has_value() ? format("%.2fx", t.value).c_str() : "n/a", t.target,
+                  !t.has_value() ? "n/a"
+                  : t.pass()     ? "PASS"
+                                 : "FAIL",
+                  t.cases, t.worst_case.empty() ? "" : "; worst: ", t.worst_case.c_str());
+    int routed[3] = {0, 0, 0};
+    for (const auto& r : results) ++routed[r.route == "loom" ? 0 : r.route == "host" ? 1 : 2];
+    std::printf("  route of Loom's path: packed by Loom in %d of %zu cases, host %d, other %d\n",
+                routed[0], results.size(), routed[1], routed[2]);
+    std::printf(
+        "  verification (both paths, both directions, before and after timing): %s (%d of "
+        "%zu cases failed)\n",
+        failures ? "FAIL" : "PASS", failures, results.size());
+    std::fflush(stdout);
+    if (!opt.json_path.empty())
+      write_json(opt, mpi_full, mpi_name, loom_active, llc, results, skipped, targets, failures);
+  }
+  MPI_Finalize();
+  return failures ? 1 : 0;
+}
+
+}  // namespace loom::bench

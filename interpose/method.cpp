@@ -1,0 +1,174 @@
+#include "interpose/method.hpp"
+
+#include <mpi.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "interpose/runtime.hpp"
+#include "loom/loom.h"
+
+namespace loom::interpose {
+namespace {
+
+enum class Setting { Auto, Host, Pack };
+
+Setting read_setting() {
+  const char* text = std::getenv("LOOM_METHOD");
+  if (!text || !*text || !std::strcmp(text, "auto")) return Setting::Auto;
+  model::Method forced;
+  if (model::parse_method(text, &forced))
+    return forced == model::Method::Pack ? Setting::Pack : Setting::Host;
+  std::fprintf(stderr, "loom: LOOM_METHOD=%s is not one of auto, host, pack; using auto\n", text);
+  return Setting::Auto;
+}
+
+Setting setting() {
+  static const Setting s = read_setting();
+  return s;
+}
+
+std::string library_version_text() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (PMPI_Get_library_version(text, &length) != MPI_SUCCESS) return {};
+  return std::string(text, static_cast<size_t>(std::max(length, 0)));
+}
+
+const char* env_dir(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+model::Model load_model() {
+  const std::string path = calibration_path();
+  const bool chatty = config().debug || config().stats;
+  struct stat info;
+  if (path.empty() || (::stat(path.c_str(), &info) != 0 && errno == ENOENT)) {
+    // Normal on a machine nobody calibrated: say so only when asked.
+    if (chatty)
+      std::fprintf(stderr,
+                   "loom: no calibration%s%s; using built-in defaults (run `loom-bench measure` "
+                   "to calibrate this machine)\n",
+                   path.empty() ? " (no LOOM_CACHE_DIR, XDG_CACHE_HOME or HOME)" : " at ",
+                   path.c_str());
+    return model::Model();
+  }
+  std::string why;
+  auto calibration = model::load_file(path, &why);
+  if (!calibration) {
+    std::fprintf(stderr, "loom: ignoring calibration %s: %s; using built-in defaults\n",
+                 path.c_str(), why.c_str());
+    return model::Model();
+  }
+  const std::string running = host_mpi_version();
+  if (calibration->host_mpi != running)
+    std::fprintf(stderr,
+                 "loom: calibration %s was measured with %s, this is %s; using it anyway (run "
+                 "`loom-bench measure` to recalibrate)\n",
+                 path.c_str(), calibration->host_mpi.c_str(), running.c_str());
+  if (config().debug)
+    std::fprintf(stderr, "loom: method model from %s (%s, %s)\n", path.c_str(),
+                 calibration->host_mpi.c_str(), calibration->machine.c_str());
+  return model::Model(std::move(*calibration));
+}
+
+// The smallest message whose size has `bit_width` bits: a power of two, so the decision
+// for power-of-two sizes (the common case, and the calibration grid's points) is exact.
+double bucket_bytes(int bit_width) {
+  return bit_width == 0 ? 0.0 : std::ldexp(1.0, bit_width - 1);
+}
+
+}  // namespace
+
+const model::Model& method_model() {
+  static const model::Model loaded = load_model();
+  return loaded;
+}
+
+model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where) {
+  switch (setting()) {
+    case Setting::Host:
+      return model::Method::Host;
+    case Setting::Pack:
+      return model::Method::Pack;
+    case Setting::Auto:
+      break;
+  }
+  if (message_bytes <= 0) return model::Method::Host;
+  const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));  // 1..63
+  std::atomic<uint8_t>& slot = type.decisions[static_cast<int>(where)][bucket];
+  const uint8_t cached = slot.load(std::memory_order_relaxed);
+  if (cached) return static_cast<model::Method>(cached - 1);
+  // Racing threads compute the same answer, so a plain store suffices.
+  const model::Method chosen = method_model().choose(where, type.mean_block, bucket_bytes(bucket));
+  slot.store(static_cast<uint8_t>(1 + static_cast<int>(chosen)), std::memory_order_relaxed);
+  return chosen;
+}
+
+const char* host_mpi_family() {
+  static const char* family = [] {
+    const std::string text = library_version_text();
+    if (text.find("Open MPI") != std::string::npos) return "openmpi";
+    if (text.find("MPICH") != std::string::npos) return "mpich";
+#ifdef OPEN_MPI
+    return "openmpi";  // an unfamiliar banner: trust the headers Loom was built with
+#else
+    return "mpich";
+#endif
+  }();
+  return family;
+}
+
+std::string host_mpi_version() {
+  const std::string text = library_version_text();
+  // Open MPI: "Open MPI v4.1.4, package: ..."; MPICH: "MPICH Version:\t4.0.2\n...".
+  std::string first = text.substr(0, text.find_first_of(",\n"));
+  if (const size_t label = first.find(" Version:"); label != std::string::npos)
+    first.erase(label, std::strlen(" Version:"));
+  std::string squeezed;
+  for (char c : first) {
+    const bool space = c == ' ' || c == '\t';
+    if (space && (squeezed.empty() || squeezed.back() == ' ')) continue;
+    squeezed.push_back(space ? ' ' : c);
+  }
+  while (!squeezed.empty() && squeezed.back() == ' ') squeezed.pop_back();
+  return squeezed.empty() ? std::string("unknown MPI") : squeezed;
+}
+
+std::string calibration_path() {
+  std::string dir;
+  if (const char* cache = env_dir("LOOM_CACHE_DIR"))
+    dir = cache;
+  else if (const char* xdg = env_dir("XDG_CACHE_HOME"); xdg && xdg[0] == '/')
+    dir = std::string(xdg) + "/loom";  // the XDG spec ignores relative paths
+  else if (const char* home = env_dir("HOME"))
+    dir = std::string(home) + "/.cache/loom";
+  else
+    return {};
+  return dir + "/calibration-" + host_mpi_family() + ".json";
+}
+
+}  // namespace loom::interpose
+
+extern "C" int loom_method_for(MPI_Datatype type, int count, int peer_same_node) {
+  // The same conditions as the point-to-point layer: a non-dense plan and a packed size
+  // that fits an int count.
+  const loom::interpose::TypePlan* plan = loom::interpose::find_plan(type);
+  if (!plan || plan->plan.dense() || count <= 0) return LOOM_METHOD_HOST;
+  const int64_t bytes = static_cast<int64_t>(count) * plan->plan.size();
+  if (bytes <= 0 || bytes > INT_MAX) return LOOM_METHOD_HOST;
+  const auto where =
+      peer_same_node ? loom::model::Locality::SameNode : loom::model::Locality::OtherNode;
+  return loom::interpose::choose_method(*plan, bytes, where) == loom::model::Method::Pack
+             ? LOOM_METHOD_PACK
+             : LOOM_METHOD_HOST;
+}

@@ -1,0 +1,35 @@
+// Per-message method choice for derived-type communication: host-native or
+// pack-then-send. Decisions are cached in the type's plan per locality and message-size
+// bucket, so after the first message of a kind a decision is one relaxed load.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "interpose/datatype.hpp"
+#include "model/model.hpp"
+
+namespace loom::interpose {
+
+// LOOM_METHOD=host|pack forces a method; auto (the default) asks the model, which is
+// loaded from calibration_path() on first use. In auto mode an empty message goes to the
+// host (there is nothing to pack). The model decides each bucket of message sizes
+// (bytes of the same bit width) once, at the bucket's smallest size (a power of two), so
+// the decision does not depend on which size of the bucket came first.
+model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where);
+
+// The model in use: calibrated from calibration_path(), or the built-in rule when that
+// file is missing or invalid (which warns once). Loaded on first call; thread-safe.
+const model::Model& method_model();
+
+// "openmpi" or "mpich", from MPI_Get_library_version (callable before MPI_Init).
+const char* host_mpi_family();
+// A short name of the running host MPI, e.g. "Open MPI v4.1.4" or "MPICH 4.0.2": what a
+// calibration records in "host_mpi".
+std::string host_mpi_version();
+
+// $LOOM_CACHE_DIR/calibration-<family>.json; the directory defaults to
+// $XDG_CACHE_HOME/loom, else $HOME/.cache/loom. Empty when none of them is set.
+std::string calibration_path();
+
+}  // namespace loom::interpose

@@ -1,0 +1,380 @@
+// Point-to-point family. A message whose datatype Loom has a (non-dense) plan for, and for
+// which the method model prefers packing, is packed by Loom into a staging buffer and
+// travels as `bytes` MPI_PACKED on the user's communicator with the user's tag: one
+// ordinary message, so matching, wildcards, ordering and the receiver's choice of type
+// are untouched. Receives with such a type land as MPI_PACKED in staging and are unpacked.
+// Statuses count bytes in both MPIs, so MPI_Get_count/MPI_Get_elements with the user's
+// type give the user's answer. Everything else goes straight to the host.
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "interpose/datatype.hpp"
+#include "interpose/host.hpp"
+#include "interpose/locality.hpp"
+#include "interpose/method.hpp"
+#include "interpose/requests.hpp"
+#include "interpose/runtime.hpp"
+#include "interpose/staging.hpp"
+
+namespace loom::interpose {
+namespace {
+
+bool host_is_mpich() {
+  static const bool mpich = std::strcmp(host_mpi_family(), "mpich") == 0;
+  return mpich;
+}
+
+// How one side of a message travels: `plan` set means Loom packs `bytes` bytes.
+struct Route {
+  const TypePlan* plan = nullptr;
+  int64_t bytes = 0;
+  explicit operator bool() const { return plan != nullptr; }
+};
+
+// Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
+// and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE.
+Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int peer, bool send) {
+  if (elements <= 0 || peer == MPI_PROC_NULL || !buf || comm == MPI_COMM_NULL) return {};
+  const TypePlan* plan = find_plan(type);
+  if (!plan) {
+    if (!config().disabled && type != MPI_DATATYPE_NULL)
+      count(send ? Counter::SendHost : Counter::RecvHost);
+    return {};
+  }
+  if (plan->plan.dense()) return {};
+  if (send && plan->mixed_basic_types && host_is_mpich()) {
+    count(Counter::SendHost);
+    return {};
+  }
+  const int64_t bytes = static_cast<int64_t>(elements) * plan->plan.size();
+  if (bytes <= 0 || bytes > INT_MAX ||
+      choose_method(*plan, bytes, locality(comm, peer)) != model::Method::Pack) {
+    count(send ? Counter::SendHost : Counter::RecvHost);
+    return {};
+  }
+  return {plan, bytes};
+}
+
+StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
+  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  {
+    KernelTimer timer(Counter::PackNanoseconds);
+    r.plan->plan.pack(buf, count, staging.data());
+  }
+  count_call(Counter::SendPacked, Counter::SendPackedBytes, static_cast<uint64_t>(r.bytes));
+  return staging;
+}
+
+// Unpacks the `received` bytes of a staged message into `count` elements at `buf`. A
+// message may end inside an element (a shorter send of another type, or a truncated
+// one): the partial element's received bytes are written and its other bytes kept.
+void unpack_received(const TypePlan& type, const char* staged, int64_t received, void* buf,
+                     int count) {
+  const int64_t size = type.plan.size();
+  if (size <= 0 || received <= 0) return;
+  const int64_t whole = std::min<int64_t>(received / size, count);
+  KernelTimer timer(Counter::UnpackNanoseconds);
+  type.plan.unpack(staged, whole, buf);
+  const int64_t rest = std::min(received - whole * size, size);
+  if (whole < count && rest > 0) {
+    char* element = static_cast<char*>(buf) + whole * type.plan.extent();
+    std::vector<char> merged(static_cast<size_t>(size));
+    type.plan.pack(element, 1, merged.data());
+    std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
+    type.plan.unpack(merged.data(), 1, element);
+  }
+  count_call(Counter::RecvUnpacked, Counter::RecvUnpackedBytes, static_cast<uint64_t>(received));
+}
+
+// The bytes a completed receive delivered into staging, given its error code. After
+// MPI_ERR_TRUNCATE Open MPI delivers the bytes that fit (the status says how many), so
+// Loom unpacks them as the host would have; MPICH 4.0 delivers nothing to a derived
+// receive and its status count is then undefined, so Loom unpacks nothing either.
+int64_t received_bytes(const MPI_Status& status, int error) {
+  if (error != MPI_SUCCESS) {
+    int error_class = MPI_ERR_OTHER;
+    PMPI_Error_class(error, &error_class);
+    if (error_class != MPI_ERR_TRUNCATE || host_is_mpich()) return 0;
+  }
+  int cancelled = 0;
+  PMPI_Test_cancelled(&status, &cancelled);
+  if (cancelled) return 0;
+  MPI_Count bytes = 0;
+  PMPI_Get_elements_x(&status, MPI_BYTE, &bytes);
+  return bytes == MPI_UNDEFINED ? 0 : static_cast<int64_t>(bytes);
+}
+
+// A send's staging buffer must live until the host is done with it.
+class StagedSend final : public PendingOp {
+ public:
+  explicit StagedSend(StagingBuffer staging) : staging_(std::move(staging)) {}
+  int on_complete(MPI_Status*) override { return MPI_SUCCESS; }
+
+ private:
+  StagingBuffer staging_;
+};
+
+class StagedRecv final : public PendingOp {
+ public:
+  StagedRecv(std::shared_ptr<const TypePlan> type, void* buf, int count, StagingBuffer staging,
+             bool persistent)
+      : type_(std::move(type)),
+        buf_(buf),
+        count_(count),
+        staging_(std::move(staging)),
+        persistent_(persistent) {}
+  int on_complete(MPI_Status* status) override {
+    unpack_received(*type_, staging_.data(), received_bytes(*status, status->MPI_ERROR), buf_,
+                    count_);
+    return MPI_SUCCESS;
+  }
+  bool persistent() const override { return persistent_; }
+
+ private:
+  std::shared_ptr<const TypePlan> type_;  // the user may free the datatype meanwhile
+  void* buf_;
+  int count_;
+  StagingBuffer staging_;
+  bool persistent_;
+};
+
+// Persistent send: every MPI_Start packs the user's current data.
+class PersistentSend final : public PendingOp {
+ public:
+  PersistentSend(std::shared_ptr<const TypePlan> type, const void* buf, int count,
+                 StagingBuffer staging)
+      : type_(std::move(type)), buf_(buf), count_(count), staging_(std::move(staging)) {}
+  int on_start() override {
+    {
+      KernelTimer timer(Counter::PackNanoseconds);
+      type_->plan.pack(buf_, count_, staging_.data());
+    }
+    count_call(Counter::SendPacked, Counter::SendPackedBytes, staging_.size());
+    return MPI_SUCCESS;
+  }
+  int on_complete(MPI_Status*) override { return MPI_SUCCESS; }
+  bool persistent() const override { return true; }
+
+ private:
+  std::shared_ptr<const TypePlan> type_;
+  const void* buf_;
+  int count_;
+  StagingBuffer staging_;
+};
+
+using BlockingSend = decltype(HostMpi::Send);
+using NonblockingSend = decltype(HostMpi::Isend);
+using PersistentInit = decltype(HostMpi::Send_init);
+
+int blocking_send(BlockingSend host_send, const void* buf, int count, MPI_Datatype type, int dest,
+                  int tag, MPI_Comm comm) {
+  const Route r = route(buf, count, type, comm, dest, true);
+  if (!r) return host_send(buf, count, type, dest, tag, comm);
+  StagingBuffer staging = pack_to_staging(r, buf, count);
+  return host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
+}
+
+int nonblocking_send(NonblockingSend host_send, const void* buf, int count, MPI_Datatype type,
+                     int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  const Route r = route(buf, count, type, comm, dest, true);
+  if (!r || !request) return host_send(buf, count, type, dest, tag, comm, request);
+  StagingBuffer staging = pack_to_staging(r, buf, count);
+  const int rc =
+      host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm, request);
+  if (rc == MPI_SUCCESS) track_request(*request, std::make_unique<StagedSend>(std::move(staging)));
+  return rc;
+}
+
+int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Datatype type,
+                    int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  const Route r = route(buf, count, type, comm, dest, true);
+  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
+  if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
+  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  const int rc =
+      host_init(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm, request);
+  if (rc == MPI_SUCCESS)
+    track_request(*request, std::make_unique<PersistentSend>(std::move(shared), buf, count,
+                                                             std::move(staging)));
+  return rc;
+}
+
+// The status a blocking receive fills: the user's own (so fields the host leaves alone
+// stay alone), or scratch when the user ignores it, since unpacking needs the count.
+class StatusSlot {
+ public:
+  explicit StatusSlot(MPI_Status* user) : status_(user != MPI_STATUS_IGNORE ? user : &scratch_) {}
+  MPI_Status* get() { return status_; }
+
+ private:
+  MPI_Status scratch_;
+  MPI_Status* status_;
+};
+
+}  // namespace
+}  // namespace loom::interpose
+
+using namespace loom::interpose;  // NOLINT: the MPI entry points below are this file's API
+
+extern "C" int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                        MPI_Comm comm) {
+  return blocking_send(host().Send, buf, count, type, dest, tag, comm);
+}
+extern "C" int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm) {
+  return blocking_send(host().Ssend, buf, count, type, dest, tag, comm);
+}
+extern "C" int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm) {
+  return blocking_send(host().Rsend, buf, count, type, dest, tag, comm);
+}
+// The host copies a buffered send into the attached buffer before returning, so the
+// staging buffer can go at once (the packed size never exceeds MPI_Pack_size's answer).
+extern "C" int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm) {
+  return blocking_send(host().Bsend, buf, count, type, dest, tag, comm);
+}
+
+extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send(host().Isend, buf, count, type, dest, tag, comm, request);
+}
+extern "C" int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send(host().Issend, buf, count, type, dest, tag, comm, request);
+}
+extern "C" int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send(host().Irsend, buf, count, type, dest, tag, comm, request);
+}
+extern "C" int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send(host().Ibsend, buf, count, type, dest, tag, comm, request);
+}
+
+extern "C" int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                             MPI_Comm comm, MPI_Request* request) {
+  return persistent_send(host().Send_init, buf, count, type, dest, tag, comm, request);
+}
+extern "C" int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                              MPI_Comm comm, MPI_Request* request) {
+  return persistent_send(host().Ssend_init, buf, count, type, dest, tag, comm, request);
+}
+extern "C" int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                              MPI_Comm comm, MPI_Request* request) {
+  return persistent_send(host().Rsend_init, buf, count, type, dest, tag, comm, request);
+}
+extern "C" int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                              MPI_Comm comm, MPI_Request* request) {
+  return persistent_send(host().Bsend_init, buf, count, type, dest, tag, comm, request);
+}
+
+extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                        MPI_Status* status) {
+  const Route r = route(buf, count, type, comm, source, false);
+  if (!r) return host().Recv(buf, count, type, source, tag, comm, status);
+  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StatusSlot slot(status);
+  const int rc = host().Recv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source, tag,
+                             comm, slot.get());
+  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
+  return rc;
+}
+
+extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
+                         MPI_Comm comm, MPI_Request* request) {
+  const Route r = route(buf, count, type, comm, source, false);
+  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
+  if (!shared || !request) return host().Irecv(buf, count, type, source, tag, comm, request);
+  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  const int rc = host().Irecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source, tag,
+                              comm, request);
+  if (rc == MPI_SUCCESS)
+    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
+                                                         std::move(staging), false));
+  return rc;
+}
+
+extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
+                             MPI_Comm comm, MPI_Request* request) {
+  const Route r = route(buf, count, type, comm, source, false);
+  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
+  if (!shared || !request) return host().Recv_init(buf, count, type, source, tag, comm, request);
+  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  const int rc = host().Recv_init(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source,
+                                  tag, comm, request);
+  if (rc == MPI_SUCCESS)
+    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
+                                                         std::move(staging), true));
+  return rc;
+}
+
+extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                            int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                            int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  const Route send = route(sendbuf, sendcount, sendtype, comm, dest, true);
+  const Route recv = route(recvbuf, recvcount, recvtype, comm, source, false);
+  if (!send && !recv)
+    return host().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                           recvtype, source, recvtag, comm, status);
+  StagingBuffer packed_send = send ? pack_to_staging(send, sendbuf, sendcount) : StagingBuffer();
+  StagingBuffer packed_recv(recv ? static_cast<size_t>(recv.bytes) : 0);
+  StatusSlot slot(status);
+  const int rc = host().Sendrecv(
+      send ? packed_send.data() : sendbuf, send ? static_cast<int>(send.bytes) : sendcount,
+      send ? MPI_PACKED : sendtype, dest, sendtag, recv ? packed_recv.data() : recvbuf,
+      recv ? static_cast<int>(recv.bytes) : recvcount, recv ? MPI_PACKED : recvtype, source,
+      recvtag, comm, slot.get());
+  if (recv)
+    unpack_received(*recv.plan, packed_recv.data(), received_bytes(*slot.get(), rc), recvbuf,
+                    recvcount);
+  return rc;
+}
+
+extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
+                                    int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  // One buffer and one type serve both directions; packing pays off if it does for the send.
+  const Route r = route(buf, count, type, comm, dest, true);
+  if (!r || source == MPI_PROC_NULL)
+    return host().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  StagingBuffer staging = pack_to_staging(r, buf, count);
+  StatusSlot slot(status);
+  const int rc = host().Sendrecv_replace(staging.data(), static_cast<int>(r.bytes), MPI_PACKED,
+                                         dest, sendtag, source, recvtag, comm, slot.get());
+  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
+  return rc;
+}
+
+// Matched receives: the sender is known only from the message, so the model is asked
+// for the worst locality in the job.
+extern "C" int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+                         MPI_Status* status) {
+  const Route r = message && *message != MPI_MESSAGE_NO_PROC
+                      ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false)
+                      : Route{};
+  if (!r) return host().Mrecv(buf, count, type, message, status);
+  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StatusSlot slot(status);
+  const int rc =
+      host().Mrecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, message, slot.get());
+  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
+  return rc;
+}
+
+extern "C" int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+                          MPI_Request* request) {
+  const Route r = message && *message != MPI_MESSAGE_NO_PROC
+                      ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false)
+                      : Route{};
+  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
+  if (!shared || !request) return host().Imrecv(buf, count, type, message, request);
+  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  const int rc =
+      host().Imrecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, message, request);
+  if (rc == MPI_SUCCESS)
+    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
+                                                         std::move(staging), false));
+  return rc;
+}

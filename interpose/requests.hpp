@@ -1,0 +1,33 @@
+// Loom's non-blocking operations. The user always holds the host MPI's own request
+// handle, so every MPI call that takes a request accepts it and arrays may mix Loom's
+// requests with the host's. Loom remembers, per handle, what must happen when the host
+// request completes (unpack a staging buffer, release it) and runs it inside the
+// intercepted completion calls (Wait*, Test*, Request_get_status, Request_free).
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+namespace loom::interpose {
+
+class PendingOp {
+ public:
+  virtual ~PendingOp() = default;
+  // The host request completed with `status` (never MPI_STATUS_IGNORE; it may be
+  // rewritten for the user). Returns an MPI error code for the user, or MPI_SUCCESS.
+  // Runs exactly once per completion: once per start for persistent requests.
+  virtual int on_complete(MPI_Status* status) = 0;
+  // Persistent requests only: runs at MPI_Start/Startall before the host starts it.
+  virtual int on_start() { return MPI_SUCCESS; }
+  virtual bool persistent() const { return false; }
+};
+
+// Registers `op` for the host request `request`, which the caller hands to the user.
+// Safe from any thread.
+void track_request(MPI_Request request, std::unique_ptr<PendingOp> op);
+
+// Completes any operation whose request the user freed while it was still active.
+void reap_detached_requests(bool wait_for_all);
+
+}  // namespace loom::interpose

@@ -1,0 +1,114 @@
+#include "interpose/staging.hpp"
+
+#include <bit>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <utility>
+#include <vector>
+
+namespace loom::interpose {
+namespace {
+
+constexpr int kMinClass = 12;  // 4 KiB
+constexpr int kMaxClass = 30;  // 1 GiB; larger buffers are not kept
+constexpr size_t kMaxCachedBytes = size_t{512} << 20;
+
+class Pool {
+ public:
+  char* take(int size_class) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& list = free_[size_class - kMinClass];
+      if (!list.empty()) {
+        char* p = list.back();
+        list.pop_back();
+        cached_bytes_ -= size_t{1} << size_class;
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(64, size_t{1} << size_class);
+    if (!p) throw std::bad_alloc();
+    return static_cast<char*>(p);
+  }
+
+  void give(char* p, int size_class) {
+    const size_t bytes = size_t{1} << size_class;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (cached_bytes_ + bytes <= kMaxCachedBytes) {
+        free_[size_class - kMinClass].push_back(p);
+        cached_bytes_ += bytes;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& list : free_) {
+      for (char* p : list) std::free(p);
+      list.clear();
+    }
+    cached_bytes_ = 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<char*> free_[kMaxClass - kMinClass + 1];
+  size_t cached_bytes_ = 0;
+};
+
+Pool& pool() {
+  static auto* p = new Pool();  // outlives user static destructors that may still send
+  return *p;
+}
+
+}  // namespace
+
+StagingBuffer::StagingBuffer(size_t bytes) : size_(bytes) {
+  if (bytes == 0) return;
+  const int size_class = std::max(kMinClass, static_cast<int>(std::bit_width(bytes - 1)));
+  if (size_class > kMaxClass) {
+    data_ = static_cast<char*>(std::malloc(bytes));
+    if (!data_) throw std::bad_alloc();
+    return;
+  }
+  size_class_ = size_class;
+  data_ = pool().take(size_class);
+}
+
+StagingBuffer::~StagingBuffer() {
+  release();
+}
+
+StagingBuffer::StagingBuffer(StagingBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      size_class_(std::exchange(other.size_class_, -1)) {}
+
+StagingBuffer& StagingBuffer::operator=(StagingBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    size_class_ = std::exchange(other.size_class_, -1);
+  }
+  return *this;
+}
+
+void StagingBuffer::release() {
+  if (!data_) return;
+  if (size_class_ >= 0)
+    pool().give(data_, size_class_);
+  else
+    std::free(data_);
+  data_ = nullptr;
+}
+
+void release_staging_pool() {
+  pool().clear();
+}
+
+}  // namespace loom::interpose

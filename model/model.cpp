@@ -1,0 +1,408 @@
+#include "model/model.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <system_error>
+
+#include <unistd.h>
+
+namespace loom::model {
+namespace {
+
+using nlohmann::json;
+
+bool positive_finite(double v) {
+  return std::isfinite(v) && v > 0;
+}
+
+// Where `x` falls on an ascending axis, in log space: the lower index and the fraction
+// towards the next point, clamped to [0, 1] at both ends.
+struct Position {
+  size_t index;
+  double fraction;
+};
+
+Position locate_clamped(const std::vector<double>& axis, double x) {
+  if (axis.size() < 2 || !(x > axis.front())) return {0, 0.0};
+  if (x >= axis.back()) return {axis.size() - 2, 1.0};
+  const size_t upper = static_cast<size_t>(std::upper_bound(axis.begin(), axis.end(), x) -
+                                           axis.begin());  // axis[upper-1] <= x < axis[upper]
+  const size_t lower = upper - 1;
+  const double fraction =
+      (std::log(x) - std::log(axis[lower])) / (std::log(axis[upper]) - std::log(axis[lower]));
+  return {lower, fraction};
+}
+
+double log_lerp(double a, double b, double fraction) {
+  if (fraction <= 0) return a;
+  if (fraction >= 1) return b;
+  return std::exp(std::log(a) + (std::log(b) - std::log(a)) * fraction);
+}
+
+// Time of `bytes` along one row of measurements (`seconds` over `message_bytes`).
+double along_bytes(const std::vector<double>& message_bytes, const std::vector<double>& seconds,
+                   double bytes) {
+  if (message_bytes.empty()) return std::numeric_limits<double>::quiet_NaN();
+  if (bytes > message_bytes.back()) return seconds.back() * (bytes / message_bytes.back());
+  const Position p = locate_clamped(message_bytes, bytes);
+  if (message_bytes.size() < 2) return seconds[0];
+  return log_lerp(seconds[p.index], seconds[p.index + 1], p.fraction);
+}
+
+bool check_axis(const std::vector<double>& axis, const char* name, std::string* why) {
+  if (axis.empty()) {
+    *why = std::string(name) + " is empty";
+    return false;
+  }
+  for (size_t i = 0; i < axis.size(); ++i) {
+    if (!positive_finite(axis[i])) {
+      *why = std::string(name) + "[" + std::to_string(i) + "] is not a positive finite number";
+      return false;
+    }
+    if (i > 0 && !(axis[i] > axis[i - 1])) {
+      *why = std::string(name) + " is not strictly ascending at index " + std::to_string(i);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool check_times(const std::vector<double>& seconds, size_t expected, const std::string& name,
+                 std::string* why) {
+  if (seconds.size() != expected) {
+    *why = name + " has " + std::to_string(seconds.size()) + " values for " +
+           std::to_string(expected) + " message sizes";
+    return false;
+  }
+  for (size_t i = 0; i < seconds.size(); ++i)
+    if (!positive_finite(seconds[i])) {
+      *why = name + "[" + std::to_string(i) + "] is not a positive finite time";
+      return false;
+    }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON. Every reader names the path of what it rejects, e.g. "pack.seconds[2][3]".
+
+json grid_to_json(const Grid& g) {
+  return {
+      {"block_bytes", g.block_bytes}, {"message_bytes", g.message_bytes}, {"seconds", g.seconds}};
+}
+
+json curve_to_json(const Curve& c) {
+  return {{"message_bytes", c.message_bytes}, {"seconds", c.seconds}};
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string* why) : why_(why) {}
+
+  const json* member(const json& object, const char* key, const std::string& where) {
+    if (!object.is_object()) {
+      fail((where.empty() ? "the document" : where) + " is not an object");
+      return nullptr;
+    }
+    auto it = object.find(key);
+    if (it == object.end()) {
+      fail("missing " + join(where, key));
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  bool numbers(const json& array, const std::string& where, std::vector<double>* out) {
+    if (!array.is_array()) return fail(where + " is not an array");
+    out->clear();
+    for (size_t i = 0; i < array.size(); ++i) {
+      if (!array[i].is_number()) return fail(where + "[" + std::to_string(i) + "] is not a number");
+      out->push_back(array[i].get<double>());
+    }
+    return true;
+  }
+
+  bool text(const json& object, const char* key, const std::string& where, std::string* out) {
+    const json* value = member(object, key, where);
+    if (!value) return false;
+    if (!value->is_string()) return fail(join(where, key) + " is not a string");
+    *out = value->get<std::string>();
+    return true;
+  }
+
+  bool grid(const json& object, const char* key, const std::string& where, Grid* out) {
+    const std::string name = join(where, key);
+    const json* g = member(object, key, where);
+    if (!g) return false;
+    const json *blocks = member(*g, "block_bytes", name), *messages = nullptr, *seconds = nullptr;
+    if (!blocks || !numbers(*blocks, name + ".block_bytes", &out->block_bytes)) return false;
+    if (!(messages = member(*g, "message_bytes", name)) ||
+        !numbers(*messages, name + ".message_bytes", &out->message_bytes))
+      return false;
+    if (!(seconds = member(*g, "seconds", name))) return false;
+    if (!seconds->is_array()) return fail(name + ".seconds is not an array");
+    out->seconds.resize(seconds->size());
+    for (size_t i = 0; i < seconds->size(); ++i)
+      if (!numbers((*seconds)[i], name + ".seconds[" + std::to_string(i) + "]", &out->seconds[i]))
+        return false;
+    std::string reason;
+    if (!out->valid(&reason)) return fail(name + ": " + reason);
+    return true;
+  }
+
+  bool curve(const json& object, const char* key, const std::string& where, Curve* out) {
+    const std::string name = join(where, key);
+    const json* c = member(object, key, where);
+    if (!c) return false;
+    const json* messages = member(*c, "message_bytes", name);
+    if (!messages || !numbers(*messages, name + ".message_bytes", &out->message_bytes))
+      return false;
+    const json* seconds = member(*c, "seconds", name);
+    if (!seconds || !numbers(*seconds, name + ".seconds", &out->seconds)) return false;
+    std::string reason;
+    if (!out->valid(&reason)) return fail(name + ": " + reason);
+    return true;
+  }
+
+  bool fail(const std::string& reason) {
+    if (why_) *why_ = reason;
+    return false;
+  }
+
+ private:
+  static std::string join(const std::string& where, const char* key) {
+    return where.empty() ? std::string(key) : where + "." + key;
+  }
+  std::string* why_;
+};
+
+}  // namespace
+
+const char* method_name(Method m) {
+  return m == Method::Pack ? "pack" : "host";
+}
+
+bool parse_method(const std::string& text, Method* out) {
+  if (text == "host") {
+    *out = Method::Host;
+    return true;
+  }
+  if (text == "pack") {
+    *out = Method::Pack;
+    return true;
+  }
+  return false;
+}
+
+const char* locality_name(Locality where) {
+  return where == Locality::OtherNode ? "other_node" : "same_node";
+}
+
+double Grid::at(double block, double bytes) const {
+  if (block_bytes.empty() || seconds.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const Position row = locate_clamped(block_bytes, block);
+  const double lower = along_bytes(message_bytes, seconds[row.index], bytes);
+  if (row.fraction <= 0 || block_bytes.size() < 2) return lower;
+  const double upper = along_bytes(message_bytes, seconds[row.index + 1], bytes);
+  return log_lerp(lower, upper, row.fraction);
+}
+
+bool Grid::valid(std::string* why) const {
+  std::string reason;
+  bool ok = check_axis(block_bytes, "block_bytes", &reason) &&
+            check_axis(message_bytes, "message_bytes", &reason);
+  if (ok && seconds.size() != block_bytes.size()) {
+    reason = "seconds has " + std::to_string(seconds.size()) + " rows for " +
+             std::to_string(block_bytes.size()) + " block sizes";
+    ok = false;
+  }
+  for (size_t i = 0; ok && i < seconds.size(); ++i)
+    ok = check_times(seconds[i], message_bytes.size(), "seconds[" + std::to_string(i) + "]",
+                     &reason);
+  if (!ok && why) *why = reason;
+  return ok;
+}
+
+double Curve::at(double bytes) const {
+  return along_bytes(message_bytes, seconds, bytes);
+}
+
+bool Curve::valid(std::string* why) const {
+  std::string reason;
+  const bool ok = check_axis(message_bytes, "message_bytes", &reason) &&
+                  check_times(seconds, message_bytes.size(), "seconds", &reason);
+  if (!ok && why) *why = reason;
+  return ok;
+}
+
+bool Calibration::valid(std::string* why) const {
+  std::string reason;
+  auto grid_ok = [&](const Grid& g, const std::string& name) {
+    if (g.valid(&reason)) return true;
+    reason = name + ": " + reason;
+    return false;
+  };
+  auto curve_ok = [&](const Curve& c, const std::string& name) {
+    if (c.valid(&reason)) return true;
+    reason = name + ": " + reason;
+    return false;
+  };
+  bool ok = grid_ok(pack, "pack") && grid_ok(unpack, "unpack");
+  for (int w = 0; ok && w < kLocalities; ++w) {
+    const char* where = locality_name(static_cast<Locality>(w));
+    ok = curve_ok(contiguous[w], std::string("contiguous.") + where) &&
+         grid_ok(host_typed[w], std::string("host_typed.") + where);
+  }
+  if (!ok && why) *why = reason;
+  return ok;
+}
+
+std::string to_json(const Calibration& c) {
+  json doc = {{"format", kFormatName},
+              {"version", kFormatVersion},
+              {"host_mpi", c.host_mpi},
+              {"machine", c.machine},
+              {"other_node_measured", c.other_node_measured},
+              {"pack", grid_to_json(c.pack)},
+              {"unpack", grid_to_json(c.unpack)}};
+  for (int w = 0; w < kLocalities; ++w) {
+    const char* where = locality_name(static_cast<Locality>(w));
+    doc["contiguous"][where] = curve_to_json(c.contiguous[w]);
+    doc["host_typed"][where] = grid_to_json(c.host_typed[w]);
+  }
+  return doc.dump(2) + "\n";
+}
+
+std::optional<Calibration> from_json(const std::string& text, std::string* why) {
+  Reader read(why);
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    // what() starts with "[json.exception.parse_error.101] ": the rest says where and why.
+    std::string detail = e.what();
+    if (const size_t tag_end = detail.find("] "); detail[0] == '[' && tag_end != std::string::npos)
+      detail.erase(0, tag_end + 2);
+    read.fail("not valid JSON (" + detail + ")");
+    return std::nullopt;
+  }
+  Calibration c;
+  std::string format;
+  if (!read.text(doc, "format", "", &format)) return std::nullopt;
+  if (format != kFormatName) {
+    read.fail("format is '" + format + "', not '" + kFormatName + "'");
+    return std::nullopt;
+  }
+  const json* version = read.member(doc, "version", "");
+  if (!version) return std::nullopt;
+  if (!version->is_number_integer() || version->get<int64_t>() != kFormatVersion) {
+    read.fail("version " + version->dump() + " is not supported (this Loom reads version " +
+              std::to_string(kFormatVersion) + "; run `loom-bench measure` again)");
+    return std::nullopt;
+  }
+  if (!read.text(doc, "host_mpi", "", &c.host_mpi) || !read.text(doc, "machine", "", &c.machine))
+    return std::nullopt;
+  const json* measured = read.member(doc, "other_node_measured", "");
+  if (!measured) return std::nullopt;
+  if (!measured->is_boolean()) {
+    read.fail("other_node_measured is not true or false");
+    return std::nullopt;
+  }
+  c.other_node_measured = measured->get<bool>();
+  if (!read.grid(doc, "pack", "", &c.pack) || !read.grid(doc, "unpack", "", &c.unpack))
+    return std::nullopt;
+  for (int w = 0; w < kLocalities; ++w) {
+    const char* where = locality_name(static_cast<Locality>(w));
+    const json* contiguous = read.member(doc, "contiguous", "");
+    const json* host_typed = read.member(doc, "host_typed", "");
+    if (!contiguous || !host_typed ||
+        !read.curve(*contiguous, where, "contiguous", &c.contiguous[w]) ||
+        !read.grid(*host_typed, where, "host_typed", &c.host_typed[w]))
+      return std::nullopt;
+  }
+  return c;
+}
+
+std::optional<Calibration> load_file(const std::string& path, std::string* why) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (why) *why = std::string("cannot open it: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    if (why) *why = "cannot read it";
+    return std::nullopt;
+  }
+  return from_json(text.str(), why);
+}
+
+bool save_file(const Calibration& c, const std::string& path, std::string* why) {
+  std::string reason;
+  if (!c.valid(&reason)) {
+    if (why) *why = "invalid calibration: " + reason;
+    return false;
+  }
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code error;
+  if (target.has_parent_path()) {
+    fs::create_directories(target.parent_path(), error);
+    if (error) {
+      if (why) *why = "cannot create " + target.parent_path().string() + ": " + error.message();
+      return false;
+    }
+  }
+  // Readers (other ranks, other jobs) never see a half-written file.
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << to_json(c);
+    out.close();
+    if (!out) {
+      if (why) *why = "cannot write " + temporary;
+      fs::remove(temporary, error);
+      return false;
+    }
+  }
+  fs::rename(temporary, target, error);
+  if (error) {
+    if (why) *why = "cannot rename " + temporary + " to " + path + ": " + error.message();
+    fs::remove(temporary, error);
+    return false;
+  }
+  return true;
+}
+
+double Model::host_seconds(Locality where, double block, double bytes) const {
+  if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
+  return calibration_->host_typed[static_cast<int>(where)].at(block, bytes);
+}
+
+double Model::pack_seconds(Locality where, double block, double bytes) const {
+  if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
+  const Calibration& c = *calibration_;
+  return c.pack.at(block, bytes) + c.contiguous[static_cast<int>(where)].at(bytes) +
+         c.unpack.at(block, bytes);
+}
+
+Method Model::choose(Locality where, double block, double bytes) const {
+  if (!calibration_)
+    return block <= kDefaultPackBlockBytes ||
+                   (block <= kDefaultPackSmallBlockBytes && bytes <= kDefaultPackSmallMessageBytes)
+               ? Method::Pack
+               : Method::Host;
+  return pack_seconds(where, block, bytes) * kPackAdvantageRequired <
+                 host_seconds(where, block, bytes)
+             ? Method::Pack
+             : Method::Host;
+}
+
+}  // namespace loom::model

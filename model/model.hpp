@@ -1,0 +1,102 @@
+// The method model: given a calibration of this machine (measured once by
+// `loom-bench measure`), predict the time of sending one non-contiguous message either
+// natively through the host MPI's datatype engine or by packing with Loom, sending the
+// contiguous bytes, and unpacking; and pick the faster. No MPI dependency.
+// The JSON format and the measurements are described in docs/model.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loom::model {
+
+enum class Method : uint8_t { Host, Pack };
+enum class Locality : uint8_t { SameNode, OtherNode };
+constexpr int kLocalities = 2;
+
+const char* method_name(Method m);  // "host", "pack"
+bool parse_method(const std::string& text, Method* out);
+const char* locality_name(Locality where);  // "same_node", "other_node" (JSON keys)
+
+// Measured times in seconds on a grid: rows are mean block sizes (bytes), columns are
+// message sizes (packed bytes). Both axes strictly ascending and positive.
+struct Grid {
+  std::vector<double> block_bytes;
+  std::vector<double> message_bytes;
+  std::vector<std::vector<double>> seconds;  // [block][message]
+  // Bilinear interpolation of log(time) over (log block, log bytes): exact at grid
+  // points. Blocks outside the axis clamp to its edges; messages below the smallest size
+  // take the smallest size's time, beyond the largest the time grows in proportion to
+  // the bytes (the largest sizes are bandwidth-bound).
+  double at(double block, double bytes) const;
+  bool valid(std::string* why) const;
+};
+
+// A 1-D curve over message sizes (contiguous sends), with Grid's rules along bytes.
+struct Curve {
+  std::vector<double> message_bytes;
+  std::vector<double> seconds;
+  double at(double bytes) const;
+  bool valid(std::string* why) const;
+};
+
+struct Calibration {
+  std::string host_mpi;           // e.g. "Open MPI v4.1.4"; a mismatch with the running host warns
+  std::string machine;            // free text: CPU, hostname
+  Grid pack, unpack;              // Loom's kernels
+  Curve contiguous[kLocalities];  // contiguous send of packed bytes, one way
+  Grid host_typed[kLocalities];   // host's own send of the derived type, one way
+  // False when the calibration ran on one node: the OtherNode entries are then copies of
+  // the SameNode measurements.
+  bool other_node_measured = false;
+
+  bool valid(std::string* why) const;
+};
+
+// The JSON document: {"format": "loom-calibration", "version": 1, ...}.
+constexpr const char* kFormatName = "loom-calibration";
+constexpr int kFormatVersion = 1;
+
+std::string to_json(const Calibration& c);
+// Parses and validates everything (format, version, sizes, ascending axes, positive
+// finite times); on failure returns nullopt and says why.
+std::optional<Calibration> from_json(const std::string& text, std::string* why);
+std::optional<Calibration> load_file(const std::string& path, std::string* why);
+// Creates missing parent directories and replaces `path` atomically (write, then rename).
+bool save_file(const Calibration& c, const std::string& path, std::string* why);
+
+// Without a calibration, Pack is chosen for messages of small blocks, where the host's
+// datatype engines are known to be slow per block:
+constexpr double kDefaultPackBlockBytes = 16;            // always Pack at or below this block
+constexpr double kDefaultPackSmallBlockBytes = 256;      // ... and at or below this block
+constexpr double kDefaultPackSmallMessageBytes = 65536;  // for messages up to this size
+// With a calibration, Pack must be predicted this much faster than the host. A calibration
+// is measured on vectors; other shapes of the same mean block (a grid face touches one
+// cache line per block) pack more slowly, and near a tie a wrong Pack costs more than a
+// wrong Host gains.
+constexpr double kPackAdvantageRequired = 1.2;
+
+class Model {
+ public:
+  // Without a calibration: the conservative built-in rule above. It does not depend on
+  // locality.
+  Model() = default;
+  explicit Model(Calibration c) : calibration_(std::move(c)) {}
+  bool calibrated() const { return calibration_.has_value(); }
+  const std::optional<Calibration>& calibration() const { return calibration_; }
+
+  // Predicted one-way times; NaN without a calibration.
+  double host_seconds(Locality where, double block, double bytes) const;
+  // Pack + contiguous send of the packed bytes + unpack.
+  double pack_seconds(Locality where, double block, double bytes) const;
+  // `block` is the mean contiguous block of the type in bytes, `bytes` the packed size
+  // of the whole message. Pack only when it is predicted strictly faster.
+  Method choose(Locality where, double block, double bytes) const;
+
+ private:
+  std::optional<Calibration> calibration_;
+};
+
+}  // namespace loom::model

@@ -1,0 +1,318 @@
+// The method model: interpolation, choice, and the calibration file format.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/model.hpp"
+
+using namespace loom::model;
+
+namespace {
+
+// time = 1e-6 * bytes / block^0.5 (a power law: exact under log-log interpolation).
+double power_law(double block, double bytes) {
+  return 1e-6 * bytes / std::sqrt(block);
+}
+
+Grid power_law_grid() {
+  Grid g;
+  g.block_bytes = {1, 16, 256};
+  g.message_bytes = {1024, 16384, 262144};
+  for (double block : g.block_bytes) {
+    g.seconds.emplace_back();
+    for (double bytes : g.message_bytes) g.seconds.back().push_back(power_law(block, bytes));
+  }
+  return g;
+}
+
+// A grid where time = `per_byte` * bytes + `fixed`, the same for every block.
+Grid flat_grid(double per_byte, double fixed) {
+  Grid g;
+  g.block_bytes = {1, 64, 4096};
+  g.message_bytes = {1024, 65536, 4194304};
+  for (size_t b = 0; b < g.block_bytes.size(); ++b) {
+    g.seconds.emplace_back();
+    for (double bytes : g.message_bytes) g.seconds.back().push_back(per_byte * bytes + fixed);
+  }
+  return g;
+}
+
+Curve flat_curve(double per_byte, double fixed) {
+  Curve c;
+  c.message_bytes = {1024, 65536, 4194304};
+  for (double bytes : c.message_bytes) c.seconds.push_back(per_byte * bytes + fixed);
+  return c;
+}
+
+// Pack + send + unpack costs 3 * `pack_per_byte`-ish; the host costs `host_per_byte`.
+Calibration synthetic(double pack_per_byte, double host_per_byte, double host_fixed = 1e-6) {
+  Calibration c;
+  c.host_mpi = "Test MPI 1.0";
+  c.machine = "unit test";
+  c.pack = flat_grid(pack_per_byte, 1e-7);
+  c.unpack = flat_grid(pack_per_byte, 1e-7);
+  for (int w = 0; w < kLocalities; ++w) {
+    c.contiguous[w] = flat_curve(pack_per_byte, 1e-6);
+    c.host_typed[w] = flat_grid(host_per_byte, host_fixed);
+  }
+  return c;
+}
+
+void expect_rejected(const std::string& text, const std::string& reason_part) {
+  std::string why;
+  EXPECT_FALSE(from_json(text, &why).has_value()) << text;
+  EXPECT_NE(why.find(reason_part), std::string::npos)
+      << "reason '" << why << "' does not mention '" << reason_part << "'";
+}
+
+nlohmann::json valid_document() {
+  return nlohmann::json::parse(to_json(synthetic(1e-10, 1e-9)));
+}
+
+}  // namespace
+
+TEST(ModelGrid, ExactAtGridPoints) {
+  const Grid g = power_law_grid();
+  for (size_t b = 0; b < g.block_bytes.size(); ++b)
+    for (size_t m = 0; m < g.message_bytes.size(); ++m)
+      EXPECT_DOUBLE_EQ(g.at(g.block_bytes[b], g.message_bytes[m]), g.seconds[b][m]);
+}
+
+TEST(ModelGrid, LogLogBetweenPoints) {
+  const Grid g = power_law_grid();
+  // A power law is a plane in log-log space, so interpolation reproduces it exactly.
+  for (double block : {2.0, 5.0, 16.0, 100.0})
+    for (double bytes : {2000.0, 8192.0, 100000.0})
+      EXPECT_NEAR(g.at(block, bytes), power_law(block, bytes), 1e-12 * power_law(block, bytes))
+          << "block " << block << " bytes " << bytes;
+  // Halfway in log space between two message sizes is their geometric mean of times.
+  const double mid = g.at(1, std::sqrt(1024.0 * 16384.0));
+  EXPECT_NEAR(mid, std::sqrt(g.seconds[0][0] * g.seconds[0][1]), 1e-15);
+  // Strictly between neighbours, never outside them.
+  const double between = g.at(4, 4096);
+  EXPECT_GT(between, g.at(16, 4096));
+  EXPECT_LT(between, g.at(1, 4096));
+}
+
+TEST(ModelGrid, ClampsBlocksAndSmallMessages) {
+  const Grid g = power_law_grid();
+  EXPECT_DOUBLE_EQ(g.at(0.25, 16384), g.seconds[0][1]);  // below the smallest block
+  EXPECT_DOUBLE_EQ(g.at(0, 16384), g.seconds[0][1]);     // zero-size blocks
+  EXPECT_DOUBLE_EQ(g.at(1 << 20, 16384), g.seconds[2][1]);
+  EXPECT_DOUBLE_EQ(g.at(16, 10), g.seconds[1][0]);  // below the smallest message
+  EXPECT_DOUBLE_EQ(g.at(16, 0), g.seconds[1][0]);
+}
+
+TEST(ModelGrid, ExtrapolatesLinearlyInBytes) {
+  const Grid g = power_law_grid();
+  EXPECT_DOUBLE_EQ(g.at(1, 262144.0 * 4), 4 * g.seconds[0][2]);
+  EXPECT_DOUBLE_EQ(g.at(1 << 20, 262144.0 * 10), 10 * g.seconds[2][2]);
+  // Between block rows, still proportional to bytes.
+  EXPECT_NEAR(g.at(4, 262144.0 * 8), 8 * g.at(4, 262144.0), 1e-15);
+}
+
+TEST(ModelGrid, SinglePointAxes) {
+  Grid g;
+  g.block_bytes = {8};
+  g.message_bytes = {4096};
+  g.seconds = {{2e-6}};
+  ASSERT_TRUE(g.valid(nullptr));
+  EXPECT_DOUBLE_EQ(g.at(1, 100), 2e-6);
+  EXPECT_DOUBLE_EQ(g.at(64, 4096), 2e-6);
+  EXPECT_DOUBLE_EQ(g.at(64, 8192), 4e-6);
+}
+
+TEST(ModelCurve, InterpolatesClampsExtrapolates) {
+  Curve c;
+  c.message_bytes = {1000, 100000};
+  c.seconds = {1e-6, 1e-4};
+  EXPECT_DOUBLE_EQ(c.at(1000), 1e-6);
+  EXPECT_DOUBLE_EQ(c.at(100000), 1e-4);
+  EXPECT_NEAR(c.at(10000), 1e-5, 1e-18);  // log-log midpoint
+  EXPECT_DOUBLE_EQ(c.at(1), 1e-6);
+  EXPECT_DOUBLE_EQ(c.at(300000), 3e-4);
+}
+
+TEST(ModelChoice, PackFasterChoosesPack) {
+  const Model model(synthetic(1e-11, 1e-9));
+  for (Locality where : {Locality::SameNode, Locality::OtherNode})
+    for (double bytes : {1024.0, 65536.0, 1e7}) {
+      EXPECT_LT(model.pack_seconds(where, 8, bytes), model.host_seconds(where, 8, bytes));
+      EXPECT_EQ(model.choose(where, 8, bytes), Method::Pack) << bytes;
+    }
+}
+
+TEST(ModelChoice, HostFasterChoosesHost) {
+  const Model model(synthetic(1e-9, 1e-11));
+  for (double block : {1.0, 64.0, 4096.0})
+    for (double bytes : {1024.0, 65536.0, 1e7})
+      EXPECT_EQ(model.choose(Locality::SameNode, block, bytes), Method::Host);
+}
+
+TEST(ModelChoice, CrossoverAtTheBreakEven) {
+  // Pack + send + unpack: 1.2e-9 s/B + 1.2 us; host: 1e-10 s/B + 50 us. The host's fixed
+  // cost loses on small messages, its lower per-byte cost wins above ~44 KB.
+  Calibration c = synthetic(1e-9 / 3 * 1.2, 1e-10, 50e-6);
+  const Model model(c);
+  EXPECT_EQ(model.choose(Locality::SameNode, 64, 1024), Method::Pack);
+  EXPECT_EQ(model.choose(Locality::SameNode, 64, 4194304), Method::Host);
+  // The decision flips exactly once along the message axis.
+  int flips = 0;
+  Method last = model.choose(Locality::SameNode, 64, 1024);
+  for (double bytes = 1024; bytes <= 4194304; bytes *= 1.25) {
+    const Method now = model.choose(Locality::SameNode, 64, bytes);
+    flips += now != last;
+    last = now;
+    EXPECT_EQ(now == Method::Pack,
+              model.pack_seconds(Locality::SameNode, 64, bytes) * kPackAdvantageRequired <
+                  model.host_seconds(Locality::SameNode, 64, bytes));
+  }
+  EXPECT_EQ(flips, 1);
+}
+
+TEST(ModelChoice, NearTieGoesToTheHost) {
+  // Pack predicted 10% faster: not enough to leave the host's engine.
+  const Model model(synthetic(1e-10, 1e-10 * 1.1 * 3));
+  const double pack = model.pack_seconds(Locality::SameNode, 64, 1e6);
+  const double host = model.host_seconds(Locality::SameNode, 64, 1e6);
+  ASSERT_LT(pack, host);
+  ASSERT_GT(pack * kPackAdvantageRequired, host);
+  EXPECT_EQ(model.choose(Locality::SameNode, 64, 1e6), Method::Host);
+}
+
+TEST(ModelChoice, LocalityPicksItsOwnCurves) {
+  Calibration c = synthetic(1e-10, 1e-9);
+  c.contiguous[static_cast<int>(Locality::OtherNode)] = flat_curve(1e-7, 1e-3);  // slow network
+  const Model model(c);
+  EXPECT_EQ(model.choose(Locality::SameNode, 8, 65536), Method::Pack);
+  EXPECT_EQ(model.choose(Locality::OtherNode, 8, 65536), Method::Host);
+}
+
+TEST(ModelChoice, BuiltInRuleWithoutCalibration) {
+  const Model model;
+  EXPECT_FALSE(model.calibrated());
+  EXPECT_TRUE(std::isnan(model.pack_seconds(Locality::SameNode, 8, 1024)));
+  for (Locality where : {Locality::SameNode, Locality::OtherNode}) {
+    EXPECT_EQ(model.choose(where, 1, 1e9), Method::Pack);
+    EXPECT_EQ(model.choose(where, 16, 1e9), Method::Pack);
+    EXPECT_EQ(model.choose(where, 17, 65536), Method::Pack);
+    EXPECT_EQ(model.choose(where, 256, 65536), Method::Pack);
+    EXPECT_EQ(model.choose(where, 17, 65537), Method::Host);
+    EXPECT_EQ(model.choose(where, 257, 1024), Method::Host);
+    EXPECT_EQ(model.choose(where, 4096, 1024), Method::Host);
+  }
+}
+
+TEST(ModelJson, RoundTripIsExact) {
+  Calibration c = synthetic(1.234567890123e-10, 9.87654321e-10);
+  c.host_typed[1].seconds[1][2] = 0.1 + 0.2;  // not representable in short decimal
+  c.other_node_measured = true;
+  std::string why;
+  const auto back = from_json(to_json(c), &why);
+  ASSERT_TRUE(back.has_value()) << why;
+  EXPECT_EQ(back->host_mpi, c.host_mpi);
+  EXPECT_EQ(back->machine, c.machine);
+  EXPECT_TRUE(back->other_node_measured);
+  EXPECT_EQ(back->pack.seconds, c.pack.seconds);
+  EXPECT_EQ(back->unpack.block_bytes, c.unpack.block_bytes);
+  for (int w = 0; w < kLocalities; ++w) {
+    EXPECT_EQ(back->contiguous[w].seconds, c.contiguous[w].seconds);
+    EXPECT_EQ(back->host_typed[w].seconds, c.host_typed[w].seconds);
+    EXPECT_EQ(back->host_typed[w].message_bytes, c.host_typed[w].message_bytes);
+  }
+  EXPECT_EQ(to_json(*back), to_json(c));
+}
+
+TEST(ModelJson, RejectsWithAReason) {
+  expect_rejected("{ \"format\": \"loom-calibration\", ", "not valid JSON");
+  expect_rejected("[1, 2]", "the document is not an object");
+  expect_rejected("", "not valid JSON");
+
+  auto doc = valid_document();
+  doc["format"] = "something-else";
+  expect_rejected(doc.dump(), "format");
+
+  doc = valid_document();
+  doc["version"] = 2;
+  expect_rejected(doc.dump(), "version 2 is not supported");
+
+  doc = valid_document();
+  doc.erase("unpack");
+  expect_rejected(doc.dump(), "missing unpack");
+
+  doc = valid_document();
+  doc["contiguous"].erase("other_node");
+  expect_rejected(doc.dump(), "missing contiguous.other_node");
+
+  doc = valid_document();
+  doc["pack"]["block_bytes"] = {1, 64, 64};
+  expect_rejected(doc.dump(), "pack: block_bytes is not strictly ascending at index 2");
+
+  doc = valid_document();
+  doc["host_typed"]["same_node"]["message_bytes"] = {65536, 1024, 4194304};
+  expect_rejected(doc.dump(), "host_typed.same_node: message_bytes is not strictly ascending");
+
+  doc = valid_document();
+  doc["unpack"]["seconds"][1][2] = -1e-6;
+  expect_rejected(doc.dump(), "unpack: seconds[1][2] is not a positive finite time");
+
+  doc = valid_document();
+  doc["contiguous"]["same_node"]["seconds"][0] = 0;
+  expect_rejected(doc.dump(), "contiguous.same_node: seconds[0] is not a positive finite time");
+
+  doc = valid_document();
+  doc["pack"]["seconds"][0].erase(1);
+  expect_rejected(doc.dump(), "pack: seconds[0] has 2 values for 3 message sizes");
+
+  doc = valid_document();
+  doc["pack"]["seconds"].erase(0);
+  expect_rejected(doc.dump(), "pack: seconds has 2 rows for 3 block sizes");
+
+  doc = valid_document();
+  doc["pack"]["message_bytes"] = nlohmann::json::array();
+  expect_rejected(doc.dump(), "pack: message_bytes is empty");
+
+  doc = valid_document();
+  doc["pack"]["seconds"][0][0] = "fast";
+  expect_rejected(doc.dump(), "pack.seconds[0][0] is not a number");
+
+  doc = valid_document();
+  doc["other_node_measured"] = "no";
+  expect_rejected(doc.dump(), "other_node_measured");
+
+  // The untouched document is accepted: the rejections above are the edits'.
+  std::string why;
+  EXPECT_TRUE(from_json(valid_document().dump(), &why).has_value()) << why;
+}
+
+TEST(ModelFile, SaveLoadAndMissingFile) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("loom-test-model-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string path = (dir / "sub" / "calibration.json").string();
+  std::string why;
+
+  EXPECT_FALSE(load_file(path, &why).has_value());
+  EXPECT_NE(why.find("cannot open"), std::string::npos) << why;
+
+  const Calibration c = synthetic(1e-10, 1e-9);
+  ASSERT_TRUE(save_file(c, path, &why)) << why;  // creates the missing directories
+  const auto back = load_file(path, &why);
+  ASSERT_TRUE(back.has_value()) << why;
+  EXPECT_EQ(to_json(*back), to_json(c));
+
+  { std::ofstream(path, std::ios::trunc) << "{\"format\": \"loom-calibration\", \"version\": 1"; }
+  EXPECT_FALSE(load_file(path, &why).has_value());
+  EXPECT_NE(why.find("not valid JSON"), std::string::npos) << why;
+
+  Calibration broken = c;
+  broken.pack.seconds[0][0] = std::nan("");
+  EXPECT_FALSE(save_file(broken, path, &why));
+  EXPECT_NE(why.find("pack: seconds[0][0]"), std::string::npos) << why;
+  std::filesystem::remove_all(dir);
+}
