@@ -5,27 +5,25 @@
 
 #include <mpi.h>
 
-#define LOOM_HOST_FUNCTIONS(X)                                                                    \
-  X(Init)                                                                                         \
-  X(Init_thread)                                                                                  \
-  X(Finalize) X(Comm_free) X(Comm_disconnect) X(Type_commit) X(Type_free) X(Type_dup) X(Pack)     \
-      X(Unpack) X(Pack_size) X(Send) X(Ssend) X(Rsend) X(Bsend) X(Isend) X(Issend) X(Irsend)      \
-          X(Ibsend) X(Recv) X(Irecv) X(Sendrecv) X(Sendrecv_replace) X(Send_init) X(Ssend_init)   \
-              X(Rsend_init) X(Bsend_init) X(Recv_init) X(Start) X(Startall) X(Probe) X(Iprobe)    \
-                  X(Mprobe) X(Improbe) X(Mrecv) X(Imrecv) X(Wait) X(Waitall) X(Waitany)           \
-                      X(Waitsome) X(Test) X(Testall) X(Testany) X(Testsome) X(Request_free)       \
-                          X(Request_get_status) X(Cancel) X(Alltoall) X(Alltoallv) X(Alltoallw)   \
-                              X(Allgather) X(Allgatherv) X(Gather) X(Gatherv) X(Scatter)          \
-                                  X(Scatterv) X(Bcast) X(Neighbor_alltoall) X(Neighbor_alltoallv) \
-                                      X(Neighbor_alltoallw) X(Neighbor_allgather)                 \
-                                          X(Neighbor_allgatherv) X(Ialltoall) X(Ialltoallv)       \
-                                              X(Ialltoallw) X(Iallgather) X(Iallgatherv)          \
-                                                  X(Igather) X(Igatherv) X(Iscatter) X(Iscatterv) \
-                                                      X(Ibcast) X(Ineighbor_alltoall)             \
-                                                          X(Ineighbor_alltoallv)                  \
-                                                              X(Ineighbor_alltoallw)              \
-                                                                  X(Ineighbor_allgather)          \
-                                                                      X(Ineighbor_allgatherv)
+// clang-format off
+#define LOOM_HOST_FUNCTIONS(X)                                                              \
+  X(Init) X(Init_thread) X(Finalize) X(Comm_free) X(Comm_disconnect)                        \
+  X(Type_commit) X(Type_free) X(Type_dup) X(Pack) X(Unpack) X(Pack_size)                    \
+  X(Send) X(Ssend) X(Rsend) X(Bsend) X(Isend) X(Issend) X(Irsend) X(Ibsend)                 \
+  X(Recv) X(Irecv) X(Sendrecv) X(Sendrecv_replace)                                          \
+  X(Send_init) X(Ssend_init) X(Rsend_init) X(Bsend_init) X(Recv_init) X(Start) X(Startall)  \
+  X(Probe) X(Iprobe) X(Mprobe) X(Improbe) X(Mrecv) X(Imrecv)                                \
+  X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Test) X(Testall) X(Testany) X(Testsome)       \
+  X(Request_free) X(Request_get_status) X(Cancel)                                           \
+  X(Alltoall) X(Alltoallv) X(Alltoallw) X(Allgather) X(Allgatherv) X(Gather) X(Gatherv)     \
+  X(Scatter) X(Scatterv) X(Bcast)                                                           \
+  X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw)                          \
+  X(Neighbor_allgather) X(Neighbor_allgatherv)                                              \
+  X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Iallgather) X(Iallgatherv)                     \
+  X(Igather) X(Igatherv) X(Iscatter) X(Iscatterv) X(Ibcast)                                 \
+  X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw)                       \
+  X(Ineighbor_allgather) X(Ineighbor_allgatherv)
+// clang-format on
 
 namespace loom::interpose {
 
