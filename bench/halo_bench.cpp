@@ -11,13 +11,13 @@
 // and after timing: interior cells hold a function of their global coordinates and field, and
 // after an exchange every ghost cell must hold that function of its periodic image.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +25,7 @@
 #include "bench/p2p_common.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
+#include "interpose/method.hpp"
 #include "loom/loom.h"
 
 namespace loom::bench {
@@ -519,26 +520,13 @@ double gbps(int64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
 }
 
-void write_json(const Options& opt, const std::string& mpi_full, const std::string& mpi_name,
-                bool loom_active, int ranks, const Grid& g, const std::vector<CaseResult>& results,
-                int failures) {
+void write_json(const Options& opt, int ranks, const Grid& g,
+                const std::vector<CaseResult>& results, int failures) {
+  JsonRunHeader header("halo");
+  header.ranks = ranks;
+  header.process_grid.assign(std::begin(g.dims), std::end(g.dims));
   JsonWriter j;
-  j.begin_object();
-  j.field("subcommand", "halo");
-  j.begin_object("mpi");
-  j.field("name", mpi_name);
-  j.field("library_version", mpi_full);
-  j.field("ranks", ranks);
-  j.begin_array("dims");
-  for (int dim : g.dims) j.field(nullptr, dim);
-  j.end_array();
-  j.end_object();
-  j.begin_object("loom");
-  j.field("active", loom_active);
-  j.end_object();
-  j.begin_object("machine");
-  j.field("cpus", static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN)));
-  j.end_object();
+  begin_json_report(j, header);
   j.begin_object("options");
   j.field("quick", opt.quick);
   j.field("radius", opt.radius);
@@ -575,11 +563,7 @@ void write_json(const Options& opt, const std::string& mpi_full, const std::stri
   j.field("geomean_ratio", geomean(ratios));
   j.field("verify_failures", failures);
   j.end_object();
-  j.end_object();
-  if (!j.write_file(opt.json_path))
-    std::fprintf(stderr, "%s: cannot write %s\n", kTool, opt.json_path.c_str());
-  else
-    std::printf("JSON: %s\n", opt.json_path.c_str());
+  finish_json_report(j, opt.json_path, kTool);  // a warning is enough: the table is printed
 }
 
 }  // namespace
@@ -593,8 +577,7 @@ int run_halo(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const Grid g = make_grid(ranks);
-  const std::string mpi_full = p2p::host_mpi_version();
-  const std::string mpi_name = p2p::short_mpi_name(mpi_full);
+  const std::string mpi_name = interpose::host_mpi_version();
   const bool loom_active = loom_is_active() != 0;
   if (rank == 0) {
     std::printf("loom-bench halo   host MPI: %s   %d ranks, periodic grid %dx%dx%d\n",
@@ -651,8 +634,7 @@ int run_halo(int argc, char** argv) {
         "paths, before and after timing): %s (%d failed)\n",
         geomean(ratios), results.size(), failures ? "FAIL" : "PASS", failures);
     std::fflush(stdout);
-    if (!opt.json_path.empty())
-      write_json(opt, mpi_full, mpi_name, loom_active, ranks, g, results, failures);
+    if (!opt.json_path.empty()) write_json(opt, ranks, g, results, failures);
   }
   MPI_Comm cart = g.cart;
   MPI_Comm_free(&cart);

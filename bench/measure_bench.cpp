@@ -1,12 +1,14 @@
 // loom-bench measure: calibrates the method model (model/model.hpp, docs/model.md) on this
 // machine and writes it where libloom looks for it.
 //
-// Two ranks. For each (block size, message size) of a grid of vector types
-// vector(n, block, 2 * block) of a fitting basic type it measures Loom's MPI_Pack and MPI_Unpack
-// (rank 0 alone), the contiguous send of the packed bytes (PMPI ping-pong of MPI_BYTE, half a round
-// trip) and the host's own derived-type send (PMPI ping-pong with the vector type). The four
-// are sampled in interleaved rounds after a warm-up round; each value is a median, and each
-// sample repeats small operations so that it lasts long enough to time.
+// Two ranks. For each (spread, block size, message size) of a grid of vector types
+// vector(n, block, spread * block) of a fitting basic type it measures Loom's MPI_Pack and
+// MPI_Unpack (rank 0 alone), the contiguous send of the packed bytes (PMPI ping-pong of
+// MPI_BYTE), the host's own derived-type send (PMPI ping-pong with the vector type) and Loom's
+// whole pack path (MPI ping-pong with the vector type through Loom, pinned to pack), each one
+// way, half a round trip. The five are sampled in interleaved rounds after a warm-up round;
+// each value is a median, and each sample repeats small operations so that it lasts long
+// enough to time.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -48,18 +50,24 @@ struct Effort {
 };
 
 struct Grid {
-  std::vector<int64_t> blocks, messages;
+  std::vector<int64_t> spreads, blocks, messages;
   Effort effort;
 };
 
+// The spreads are the model's: dense vectors (stride twice the block) and sparse ones
+// (eight times: a grid face of doubles, one per cache line).
 Grid full_grid() {
-  return {{1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096},
+  return {{static_cast<int64_t>(model::kDenseSpread), static_cast<int64_t>(model::kSparseSpread)},
+          {1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096},
           {1 * kKiB, 4 * kKiB, 16 * kKiB, 64 * kKiB, 256 * kKiB, 1 * kMiB, 4 * kMiB, 16 * kMiB},
-          {0.4, 9, 1000}};
+          {0.25, 9, 1000}};
 }
 
 Grid quick_grid() {
-  return {{1, 16, 256, 4096}, {1 * kKiB, 16 * kKiB, 256 * kKiB}, {0.004, 3, 20}};
+  return {{static_cast<int64_t>(model::kDenseSpread), static_cast<int64_t>(model::kSparseSpread)},
+          {1, 16, 256, 4096},
+          {1 * kKiB, 16 * kKiB, 256 * kKiB},
+          {0.004, 3, 20}};
 }
 
 void print_help(FILE* out) {
@@ -124,30 +132,27 @@ Buffer allocate_filled(int64_t bytes) {
   return Buffer(p);
 }
 
-// vector(n, block, 2 * block) of `bytes` packed bytes, of the widest basic type that
+// vector(n, block, spread * block) of `bytes` packed bytes, of the widest basic type that
 // divides the block (as the applications and loom-bench pingpong declare it), committed
 // through Loom so that Loom plans it. A block longer than the message becomes one block of the
 // message: the grid stays rectangular, and such a message costs the same whatever the block.
 class VectorType {
  public:
-  VectorType(int64_t block, int64_t bytes) {
+  VectorType(int64_t spread, int64_t block, int64_t bytes) {
     const int64_t length = std::min(block, bytes);
     const int64_t blocks = bytes / length;
     const p2p::Element element = p2p::element_for_block(length);
     MPI_Type_vector(static_cast<int>(blocks), static_cast<int>(length / element.bytes),
-                    static_cast<int>(2 * length / element.bytes), element.type, &type_);
+                    static_cast<int>(spread * length / element.bytes), element.type, &type_);
     MPI_Type_commit(&type_);
-    span_ = (2 * blocks - 1) * length;
   }
   ~VectorType() { MPI_Type_free(&type_); }
   VectorType(const VectorType&) = delete;
   VectorType& operator=(const VectorType&) = delete;
   MPI_Datatype type() const { return type_; }
-  int64_t span() const { return span_; }
 
  private:
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
-  int64_t span_ = 0;
 };
 
 int repeats_per_sample(int64_t bytes) {
@@ -161,29 +166,40 @@ double local_sample(const std::function<void()>& op, int repeats) {
   return (now_seconds() - start) / repeats;
 }
 
+// Who sends in a ping-pong: the host alone (PMPI, Loom's point-to-point layer stays out), or
+// Loom's point-to-point layer with every message packed (the pack path, end to end).
+enum class Sender { Host, LoomPacked };
+
 // One-way seconds of `count` elements of `type` between ranks 0 and 1 (half a round trip)
-// over one sample of repeated round trips, sent by the host (PMPI) so that Loom's
-// point-to-point layer stays out.
-double pingpong_sample(MPI_Comm comm, int rank, void* buffer, int count, MPI_Datatype type,
-                       int repeats) {
+// over one sample of repeated round trips.
+double pingpong_sample(Sender sender, MPI_Comm comm, int rank, void* buffer, int count,
+                       MPI_Datatype type, int repeats) {
+  using SendFunction = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
+  using RecvFunction = int (*)(void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status*);
+  const bool host = sender == Sender::Host;
+  const SendFunction send = host ? PMPI_Send : MPI_Send;
+  const RecvFunction recv = host ? PMPI_Recv : MPI_Recv;
+  if (!host) interpose::pin_method(model::Method::Pack);
   const double start = now_seconds();
   for (int i = 0; i < repeats; ++i) {
     if (rank == 0) {
-      PMPI_Send(buffer, count, type, 1, kTagData, comm);
-      PMPI_Recv(buffer, count, type, 1, kTagData, comm, MPI_STATUS_IGNORE);
+      send(buffer, count, type, 1, kTagData, comm);
+      recv(buffer, count, type, 1, kTagData, comm, MPI_STATUS_IGNORE);
     } else {
-      PMPI_Recv(buffer, count, type, 0, kTagData, comm, MPI_STATUS_IGNORE);
-      PMPI_Send(buffer, count, type, 0, kTagData, comm);
+      recv(buffer, count, type, 0, kTagData, comm, MPI_STATUS_IGNORE);
+      send(buffer, count, type, 0, kTagData, comm);
     }
   }
-  return (now_seconds() - start) / repeats / 2;
+  const double seconds = (now_seconds() - start) / repeats / 2;
+  if (!host) interpose::pin_method(std::nullopt);
+  return seconds;
 }
 
 struct PointSamples {
-  std::vector<double> pack, unpack, contiguous, host_typed;
+  std::vector<double> pack, unpack, contiguous, host_typed, loom_packed;
 };
 
-// All four quantities of one grid point, sampled in rounds of one sample each, so that
+// All five quantities of one grid point, sampled in rounds of one sample each, so that
 // any drift of the machine (other processes, frequency) hits them alike. Rank 0 measures
 // pack and unpack alone, then both ranks ping-pong; rank 0 decides the number of rounds
 // after a warm-up round and tells rank 1. The samples are meaningful on rank 0 only.
@@ -206,8 +222,12 @@ PointSamples measure_point(MPI_Comm comm, int rank, const VectorType& vector, in
       samples.unpack.push_back(local_sample(unpack, repeats));
       do_not_optimize(user);
     }
-    samples.contiguous.push_back(pingpong_sample(comm, rank, packed, size, MPI_BYTE, repeats));
-    samples.host_typed.push_back(pingpong_sample(comm, rank, user, 1, vector.type(), repeats));
+    samples.contiguous.push_back(
+        pingpong_sample(Sender::Host, comm, rank, packed, size, MPI_BYTE, repeats));
+    samples.host_typed.push_back(
+        pingpong_sample(Sender::Host, comm, rank, user, 1, vector.type(), repeats));
+    samples.loom_packed.push_back(
+        pingpong_sample(Sender::LoomPacked, comm, rank, user, 1, vector.type(), repeats));
   };
   const double warmup_start = now_seconds();
   round();
@@ -277,24 +297,27 @@ void print_summary(const model::Calibration& c, model::Locality where) {
   for (size_t m = 0; m < c.contiguous[w].message_bytes.size(); ++m)
     std::printf(" %s=%s", short_bytes(c.contiguous[w].message_bytes[m]).c_str(),
                 micros(c.contiguous[w].seconds[m]).c_str());
-  std::printf(
-      "\n\nhost-native time / pack-path time (pack + contiguous send + unpack), one way;\n"
-      "above 1 the model packs (marked *):\n");
-  std::vector<std::string> header = {"block \\ bytes"};
-  for (double m : c.pack.message_bytes) header.push_back(short_bytes(m));
-  Table table(header);
-  for (size_t b = 0; b < c.pack.block_bytes.size(); ++b) {
-    const double block = c.pack.block_bytes[b];
-    std::vector<std::string> row = {short_bytes(block)};
-    for (double bytes : c.pack.message_bytes) {
-      const double ratio =
-          model.host_seconds(where, block, bytes) / model.pack_seconds(where, block, bytes);
-      const bool pack = model.choose(where, block, bytes) == model::Method::Pack;
-      row.push_back(format("%.2f%s", ratio, pack ? "*" : " "));
+  std::printf("\n");
+  for (const model::Grid& grid : c.pack.by_spread) {
+    std::printf(
+        "\nspread %g: host-native time / Loom pack-path time (pack, contiguous send, unpack), "
+        "one way;\nabove %.1f the model packs (marked *):\n",
+        grid.spread, model::kPackAdvantageRequired);
+    std::vector<std::string> header = {"block \\ bytes"};
+    for (double m : grid.message_bytes) header.push_back(short_bytes(m));
+    Table table(header);
+    for (double block : grid.block_bytes) {
+      std::vector<std::string> row = {short_bytes(block)};
+      for (double bytes : grid.message_bytes) {
+        const double ratio = model.host_seconds(where, block, grid.spread, bytes) /
+                             model.pack_seconds(where, block, grid.spread, bytes);
+        const bool pack = model.choose(where, block, grid.spread, bytes) == model::Method::Pack;
+        row.push_back(format("%.2f%s", ratio, pack ? "*" : " "));
+      }
+      table.add_row(row);
     }
-    table.add_row(row);
+    table.print(stdout);
   }
-  table.print(stdout);
 }
 
 int finish(int rc) {
@@ -355,11 +378,17 @@ int run_measure(int argc, char** argv) {
   c.host_mpi = interpose::host_mpi_version();
   c.machine = machine_description();
   c.other_node_measured = !same_node;
-  for (model::Grid* g : {&c.pack, &c.unpack, &c.host_typed[static_cast<int>(measured)]}) {
-    g->block_bytes.assign(grid.blocks.begin(), grid.blocks.end());
-    g->message_bytes.assign(grid.messages.begin(), grid.messages.end());
-    g->seconds.assign(grid.blocks.size(), std::vector<double>(grid.messages.size(), 0.0));
-  }
+  model::Surface& host_typed = c.host_typed[static_cast<int>(measured)];
+  model::Surface& loom_packed = c.loom_packed[static_cast<int>(measured)];
+  for (model::Surface* surface : {&c.pack, &c.unpack, &host_typed, &loom_packed})
+    for (int64_t spread : grid.spreads) {
+      model::Grid g;
+      g.spread = static_cast<double>(spread);
+      g.block_bytes.assign(grid.blocks.begin(), grid.blocks.end());
+      g.message_bytes.assign(grid.messages.begin(), grid.messages.end());
+      g.seconds.assign(grid.blocks.size(), std::vector<double>(grid.messages.size(), 0.0));
+      surface->by_spread.push_back(std::move(g));
+    }
   model::Curve& contiguous = c.contiguous[static_cast<int>(measured)];
   contiguous.message_bytes.assign(grid.messages.begin(), grid.messages.end());
 
@@ -367,45 +396,50 @@ int run_measure(int argc, char** argv) {
     std::printf("loom-bench measure   host MPI: %s   ranks on %s\n", c.host_mpi.c_str(),
                 same_node ? "one node" : "two nodes");
     std::printf("machine: %s\n", c.machine.c_str());
-    std::printf("grid: %zu block sizes x %zu message sizes%s\n", grid.blocks.size(),
-                grid.messages.size(), opt.quick ? " (--quick)" : "");
+    std::printf("grid: %zu spreads x %zu block sizes x %zu message sizes%s\n", grid.spreads.size(),
+                grid.blocks.size(), grid.messages.size(), opt.quick ? " (--quick)" : "");
     warn_if_busy();
     std::fflush(stdout);
   }
   const double start = now_seconds();
 
   const int64_t largest = grid.messages.back();
+  const int64_t widest = *std::max_element(grid.spreads.begin(), grid.spreads.end());
   Buffer packed = allocate_filled(largest);
-  Buffer user = allocate_filled(2 * largest);
+  Buffer user = allocate_filled(widest * largest);
   // Contiguous sends are sampled at every grid point; each size's samples pool over blocks.
   std::vector<std::vector<double>> contiguous_samples(grid.messages.size());
-  for (size_t b = 0; b < grid.blocks.size(); ++b) {
-    const double row_start = now_seconds();
-    for (size_t m = 0; m < grid.messages.size(); ++m) {
-      const int64_t bytes = grid.messages[m];
-      const VectorType vector(grid.blocks[b], bytes);
-      if (!loom_type_is_accelerated(vector.type())) {
-        if (rank == 0)
-          std::fprintf(stderr,
-                       "loom-bench measure: Loom has no plan for vector(block %lld), so "
-                       "there is nothing to calibrate\n",
-                       static_cast<long long>(grid.blocks[b]));
-        PMPI_Comm_free(&comm);
-        return finish(1);
+  for (size_t s = 0; s < grid.spreads.size(); ++s)
+    for (size_t b = 0; b < grid.blocks.size(); ++b) {
+      const double row_start = now_seconds();
+      for (size_t m = 0; m < grid.messages.size(); ++m) {
+        const int64_t bytes = grid.messages[m];
+        const VectorType vector(grid.spreads[s], grid.blocks[b], bytes);
+        if (!loom_type_is_accelerated(vector.type())) {
+          if (rank == 0)
+            std::fprintf(stderr,
+                         "loom-bench measure: Loom has no plan for vector(block %lld, stride "
+                         "%lld x block), so there is nothing to calibrate\n",
+                         static_cast<long long>(grid.blocks[b]),
+                         static_cast<long long>(grid.spreads[s]));
+          PMPI_Comm_free(&comm);
+          return finish(1);
+        }
+        PointSamples point =
+            measure_point(comm, rank, vector, bytes, user.get(), packed.get(), effort);
+        if (rank != 0) continue;
+        c.pack.by_spread[s].seconds[b][m] = summarize(point.pack).median;
+        c.unpack.by_spread[s].seconds[b][m] = summarize(point.unpack).median;
+        host_typed.by_spread[s].seconds[b][m] = summarize(point.host_typed).median;
+        loom_packed.by_spread[s].seconds[b][m] = summarize(point.loom_packed).median;
+        contiguous_samples[m].insert(contiguous_samples[m].end(), point.contiguous.begin(),
+                                     point.contiguous.end());
       }
-      PointSamples point =
-          measure_point(comm, rank, vector, bytes, user.get(), packed.get(), effort);
-      if (rank != 0) continue;
-      c.pack.seconds[b][m] = summarize(point.pack).median;
-      c.unpack.seconds[b][m] = summarize(point.unpack).median;
-      c.host_typed[static_cast<int>(measured)].seconds[b][m] = summarize(point.host_typed).median;
-      contiguous_samples[m].insert(contiguous_samples[m].end(), point.contiguous.begin(),
-                                   point.contiguous.end());
+      if (rank == 0)
+        std::fprintf(stderr, "  spread %lld block %-6s %5.1f s\n",
+                     static_cast<long long>(grid.spreads[s]), short_bytes(grid.blocks[b]).c_str(),
+                     now_seconds() - row_start);
     }
-    if (rank == 0)
-      std::fprintf(stderr, "  block %-6s %5.1f s\n", short_bytes(grid.blocks[b]).c_str(),
-                   now_seconds() - row_start);
-  }
   for (const auto& samples : contiguous_samples)
     contiguous.seconds.push_back(summarize(samples).median);
   PMPI_Comm_free(&comm);
@@ -415,6 +449,7 @@ int run_measure(int argc, char** argv) {
     const int from = static_cast<int>(measured), to = 1 - from;
     c.contiguous[to] = c.contiguous[from];
     c.host_typed[to] = c.host_typed[from];
+    c.loom_packed[to] = c.loom_packed[from];
     print_summary(c, measured);
     std::string why;
     if (!model::save_file(c, path, &why)) {

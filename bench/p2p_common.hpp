@@ -1,6 +1,6 @@
 // Helpers shared by the communication benchmarks (loom-bench pingpong and halo): option
-// parsing, page-aligned buffers, deterministic fill patterns, host MPI identification and
-// which path (Loom's engine or the host's) served the MPI_* calls of a measured exchange.
+// parsing, page-aligned buffers, deterministic fill patterns and which path (Loom's engine or
+// the host's) served the MPI_* calls of a measured exchange.
 #pragma once
 
 #include <mpi.h>
@@ -35,26 +35,6 @@ inline bool parse_size_list(const char* tool, const char* what, const std::strin
   }
   if (out->empty()) std::fprintf(stderr, "%s: empty %s list\n", tool, what);
   return !out->empty();
-}
-
-inline std::string host_mpi_version() {
-  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int len = 0;
-  MPI_Get_library_version(version, &len);
-  std::string s(version, static_cast<size_t>(std::max(len, 0)));
-  for (char& c : s)
-    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
-  return s;
-}
-
-// Short name for tables: "Open MPI v4.1.4" or "MPICH Version: 4.0.2".
-inline std::string short_mpi_name(const std::string& full) {
-  size_t cut = full.find(',');
-  if (full.rfind("MPICH", 0) == 0) cut = full.find(" MPICH", 1);  // drop "MPICH Release date..."
-  std::string s = full.substr(0, std::min(cut, size_t{60}));
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
 }
 
 // Last-level cache of this (virtual) CPU from sysfs, which describes the cache the VM really has

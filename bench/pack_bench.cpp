@@ -22,6 +22,7 @@
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
 #include "bench/type_corpus.hpp"
+#include "interpose/method.hpp"
 #include "loom/loom.h"
 
 namespace loom::bench {
@@ -325,26 +326,6 @@ std::string first_difference(const unsigned char* a, const unsigned char* b, int
   return "";
 }
 
-std::string host_mpi_version() {
-  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int len = 0;
-  MPI_Get_library_version(version, &len);
-  std::string s(version, static_cast<size_t>(std::max(len, 0)));
-  for (char& c : s)
-    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
-  return s;
-}
-
-// Short name for tables: "Open MPI v4.1.4" or "MPICH Version: 4.0.2".
-std::string short_mpi_name(const std::string& full) {
-  size_t cut = full.find(',');
-  if (full.rfind("MPICH", 0) == 0) cut = full.find(" MPICH", 1);  // drop "MPICH Release date..."
-  std::string s = full.substr(0, std::min(cut, size_t{60}));
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
 // ---------------------------------------------------------------------------------------------
 // One case: build, verify, time.
 
@@ -588,8 +569,7 @@ int run_pack(int argc, char** argv) {
     return 0;
   }
 
-  const std::string mpi_full = host_mpi_version();
-  const std::string mpi_name = short_mpi_name(mpi_full);
+  const std::string mpi_name = interpose::host_mpi_version();
   const bool loom_active = loom_is_active() != 0;
   const int64_t l3 = cache_size("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
   const int64_t l2 = cache_size("index2", _SC_LEVEL2_CACHE_SIZE, 1 * kMiB);
@@ -779,21 +759,10 @@ int run_pack(int argc, char** argv) {
   std::fflush(stdout);
 
   if (!opt.json_path.empty()) {
+    JsonRunHeader header("pack");
+    header.machine = {{"l3_bytes", l3}, {"l2_bytes", l2}};
     JsonWriter j;
-    j.begin_object();
-    j.field("subcommand", "pack");
-    j.begin_object("mpi");
-    j.field("name", mpi_name);
-    j.field("library_version", mpi_full);
-    j.end_object();
-    j.begin_object("loom");
-    j.field("active", loom_active);
-    j.end_object();
-    j.begin_object("machine");
-    j.field("l3_bytes", l3);
-    j.field("l2_bytes", l2);
-    j.field("cpus", static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN)));
-    j.end_object();
+    begin_json_report(j, header);
     j.begin_object("options");
     j.field("quick", opt.quick);
     j.field("seconds_per_case", opt.seconds_per_case);
@@ -886,13 +855,10 @@ int run_pack(int argc, char** argv) {
     }
     j.end_array();
     j.end_object();
-    j.end_object();
-    if (!j.write_file(opt.json_path)) {
-      std::fprintf(stderr, "loom-bench pack: cannot write %s\n", opt.json_path.c_str());
+    if (!finish_json_report(j, opt.json_path, "loom-bench pack")) {
       MPI_Finalize();
       return 1;
     }
-    std::printf("JSON: %s\n", opt.json_path.c_str());
   }
 
   MPI_Finalize();

@@ -8,7 +8,6 @@
 // pattern unpacked by the host's engine. Timed samples alternate host and Loom so that drift and
 // noise hit both; a sample is a batch of round trips timed on rank 0, reported as one-way time.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,6 +20,7 @@
 #include "bench/p2p_common.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
+#include "interpose/method.hpp"
 #include "loom/loom.h"
 
 namespace loom::bench {
@@ -486,25 +486,14 @@ struct TargetLine {
   bool pass() const { return has_value() && value >= target; }
 };
 
-void write_json(const Options& opt, const std::string& mpi_full, const std::string& mpi_name,
-                bool loom_active, int64_t llc, const std::vector<CaseResult>& results,
+void write_json(const Options& opt, int64_t llc, const std::vector<CaseResult>& results,
                 const std::vector<std::string>& skipped, const std::vector<TargetLine>& targets,
                 int failures) {
+  JsonRunHeader header("pingpong");
+  header.ranks = 2;
+  header.machine = {{"llc_bytes", llc}};
   JsonWriter j;
-  j.begin_object();
-  j.field("subcommand", "pingpong");
-  j.begin_object("mpi");
-  j.field("name", mpi_name);
-  j.field("library_version", mpi_full);
-  j.field("ranks", 2);
-  j.end_object();
-  j.begin_object("loom");
-  j.field("active", loom_active);
-  j.end_object();
-  j.begin_object("machine");
-  j.field("llc_bytes", llc);
-  j.field("cpus", static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN)));
-  j.end_object();
+  begin_json_report(j, header);
   j.begin_object("options");
   j.field("quick", opt.quick);
   j.field("seconds_per_case", opt.seconds_per_case);
@@ -559,11 +548,7 @@ void write_json(const Options& opt, const std::string& mpi_full, const std::stri
   j.end_array();
   j.field("verify_failures", failures);
   j.end_object();
-  j.end_object();
-  if (!j.write_file(opt.json_path))
-    std::fprintf(stderr, "%s: cannot write %s\n", kTool, opt.json_path.c_str());
-  else
-    std::printf("JSON: %s\n", opt.json_path.c_str());
+  finish_json_report(j, opt.json_path, kTool);  // a warning is enough: the table is printed
 }
 
 }  // namespace
@@ -592,8 +577,7 @@ int run_pingpong(int argc, char** argv) {
     return 2;
   }
 
-  const std::string mpi_full = p2p::host_mpi_version();
-  const std::string mpi_name = p2p::short_mpi_name(mpi_full);
+  const std::string mpi_name = interpose::host_mpi_version();
   const bool loom_active = loom_is_active() != 0;
   const int64_t llc = p2p::last_level_cache_bytes();
   if (rank == 0) {
@@ -697,8 +681,7 @@ int run_pingpong(int argc, char** argv) {
         "%zu cases failed)\n",
         failures ? "FAIL" : "PASS", failures, results.size());
     std::fflush(stdout);
-    if (!opt.json_path.empty())
-      write_json(opt, mpi_full, mpi_name, loom_active, llc, results, skipped, targets, failures);
+    if (!opt.json_path.empty()) write_json(opt, llc, results, skipped, targets, failures);
   }
   MPI_Finalize();
   return failures ? 1 : 0;

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::bench {
@@ -62,6 +64,22 @@ class JsonWriter {
   std::string out_;
   std::vector<bool> first_;
 };
+
+// What every benchmark's JSON result records about the run, ahead of its own "options" and
+// results. Fields left empty are not written.
+struct JsonRunHeader {
+  explicit JsonRunHeader(const char* name) : subcommand(name) {}
+  const char* subcommand;
+  std::optional<int> ranks;       // "mpi": ranks taking part (single-process benchmarks leave it)
+  std::vector<int> process_grid;  // "mpi": "dims" of a Cartesian grid
+  std::vector<std::pair<const char*, int64_t>> machine;  // cache sizes and such, before "cpus"
+};
+// Opens the document and writes "subcommand", "mpi" (name: interpose::host_mpi_version(),
+// library_version: the host's whole banner), "loom" (active) and "machine".
+void begin_json_report(JsonWriter& j, const JsonRunHeader& header);
+// Closes the document and writes it to `path`, saying where on stdout; on failure warns on
+// stderr, prefixed with `tool`, and returns false.
+bool finish_json_report(JsonWriter& j, const std::string& path, const char* tool);
 
 // Keeps the optimiser from discarding a benchmarked result.
 inline void do_not_optimize(const void* p) {

@@ -1,6 +1,7 @@
 // MPI_Type_* family: decode and compile at commit, release at free, share at dup.
 #include "interpose/datatype.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -105,10 +106,11 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
       why = "true bounds differ from the host's";
     else {
       const int64_t blocks = types::dense_runs(canonical);
+      const double span = static_cast<double>(std::max<MPI_Count>(extent, true_extent));
       auto plan = std::make_shared<TypePlan>(
           pack::Plan(canonical, extent, config().isa), std::string(),
           blocks ? static_cast<double>(size) / static_cast<double>(blocks) : 0.0,
-          mixed_basic_types);
+          size > 0 ? std::max(1.0, span / static_cast<double>(size)) : 1.0, mixed_basic_types);
       if (size > 0 && size <= INT_MAX && true_extent <= kVerifySpanBytes &&
           !host_packs_like(type, plan->plan, true_lb, true_extent)) {
         if (config().debug)

@@ -36,6 +36,8 @@ Setting setting() {
   return s;
 }
 
+std::atomic<int> pinned_method{-1};  // -1: not pinned, else a model::Method
+
 std::string library_version_text() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;
@@ -94,7 +96,13 @@ const model::Model& method_model() {
   return loaded;
 }
 
+void pin_method(std::optional<model::Method> method) {
+  pinned_method.store(method ? static_cast<int>(*method) : -1, std::memory_order_relaxed);
+}
+
 model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where) {
+  if (const int pinned = pinned_method.load(std::memory_order_relaxed); pinned >= 0)
+    return static_cast<model::Method>(pinned);
   switch (setting()) {
     case Setting::Host:
       return model::Method::Host;
@@ -109,7 +117,8 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
   const uint8_t cached = slot.load(std::memory_order_relaxed);
   if (cached) return static_cast<model::Method>(cached - 1);
   // Racing threads compute the same answer, so a plain store suffices.
-  const model::Method chosen = method_model().choose(where, type.mean_block, bucket_bytes(bucket));
+  const model::Method chosen =
+      method_model().choose(where, type.mean_block, type.spread, bucket_bytes(bucket));
   slot.store(static_cast<uint8_t>(1 + static_cast<int>(chosen)), std::memory_order_relaxed);
   return chosen;
 }

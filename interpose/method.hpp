@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "interpose/datatype.hpp"
@@ -17,6 +18,11 @@ namespace loom::interpose {
 // (bytes of the same bit width) once, at the bucket's smallest size (a power of two), so
 // the decision does not depend on which size of the bucket came first.
 model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where);
+
+// Pins every choice of this process to `method` (nullopt: back to LOOM_METHOD and the
+// model). `loom-bench measure` times Loom's own pack path with it; it takes precedence
+// over LOOM_METHOD.
+void pin_method(std::optional<model::Method> method);
 
 // The model in use: calibrated from calibration_path(), or the built-in rule when that
 // file is missing or invalid (which warns once). Loaded on first call; thread-safe.

@@ -93,8 +93,16 @@ bool check_times(const std::vector<double>& seconds, size_t expected, const std:
 // JSON. Every reader names the path of what it rejects, e.g. "pack.seconds[2][3]".
 
 json grid_to_json(const Grid& g) {
-  return {
-      {"block_bytes", g.block_bytes}, {"message_bytes", g.message_bytes}, {"seconds", g.seconds}};
+  return {{"spread", g.spread},
+          {"block_bytes", g.block_bytes},
+          {"message_bytes", g.message_bytes},
+          {"seconds", g.seconds}};
+}
+
+json surface_to_json(const Surface& s) {
+  json grids = json::array();
+  for (const Grid& g : s.by_spread) grids.push_back(grid_to_json(g));
+  return grids;
 }
 
 json curve_to_json(const Curve& c) {
@@ -136,16 +144,32 @@ class Reader {
     return true;
   }
 
-  bool grid(const json& object, const char* key, const std::string& where, Grid* out) {
+  // A surface: `object[key]` is an array of grids, ascending by spread.
+  bool surface(const json& object, const char* key, const std::string& where, Surface* out) {
     const std::string name = join(where, key);
-    const json* g = member(object, key, where);
-    if (!g) return false;
-    const json *blocks = member(*g, "block_bytes", name), *messages = nullptr, *seconds = nullptr;
+    const json* grids = member(object, key, where);
+    if (!grids) return false;
+    if (!grids->is_array()) return fail(name + " is not an array of grids");
+    out->by_spread.resize(grids->size());
+    for (size_t i = 0; i < grids->size(); ++i)
+      if (!grid((*grids)[i], name + "[" + std::to_string(i) + "]", &out->by_spread[i]))
+        return false;
+    std::string reason;
+    if (!out->valid(&reason)) return fail(name + ": " + reason);
+    return true;
+  }
+
+  bool grid(const json& g, const std::string& name, Grid* out) {
+    const json* spread = member(g, "spread", name);
+    if (!spread) return false;
+    if (!spread->is_number()) return fail(name + ".spread is not a number");
+    out->spread = spread->get<double>();
+    const json *blocks = member(g, "block_bytes", name), *messages = nullptr, *seconds = nullptr;
     if (!blocks || !numbers(*blocks, name + ".block_bytes", &out->block_bytes)) return false;
-    if (!(messages = member(*g, "message_bytes", name)) ||
+    if (!(messages = member(g, "message_bytes", name)) ||
         !numbers(*messages, name + ".message_bytes", &out->message_bytes))
       return false;
-    if (!(seconds = member(*g, "seconds", name))) return false;
+    if (!(seconds = member(g, "seconds", name))) return false;
     if (!seconds->is_array()) return fail(name + ".seconds is not an array");
     out->seconds.resize(seconds->size());
     for (size_t i = 0; i < seconds->size(); ++i)
@@ -215,8 +239,13 @@ double Grid::at(double block, double bytes) const {
 
 bool Grid::valid(std::string* why) const {
   std::string reason;
-  bool ok = check_axis(block_bytes, "block_bytes", &reason) &&
-            check_axis(message_bytes, "message_bytes", &reason);
+  bool ok = true;
+  if (!(std::isfinite(spread) && spread >= 1)) {
+    reason = "spread is not a finite number of at least 1";
+    ok = false;
+  }
+  ok = ok && check_axis(block_bytes, "block_bytes", &reason) &&
+       check_axis(message_bytes, "message_bytes", &reason);
   if (ok && seconds.size() != block_bytes.size()) {
     reason = "seconds has " + std::to_string(seconds.size()) + " rows for " +
              std::to_string(block_bytes.size()) + " block sizes";
@@ -225,6 +254,33 @@ bool Grid::valid(std::string* why) const {
   for (size_t i = 0; ok && i < seconds.size(); ++i)
     ok = check_times(seconds[i], message_bytes.size(), "seconds[" + std::to_string(i) + "]",
                      &reason);
+  if (!ok && why) *why = reason;
+  return ok;
+}
+
+double Surface::at(double spread, double block, double bytes) const {
+  if (by_spread.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> spreads;
+  for (const Grid& g : by_spread) spreads.push_back(g.spread);
+  const Position p = locate_clamped(spreads, spread);
+  const double lower = by_spread[p.index].at(block, bytes);
+  if (p.fraction <= 0 || by_spread.size() < 2) return lower;
+  return log_lerp(lower, by_spread[p.index + 1].at(block, bytes), p.fraction);
+}
+
+bool Surface::valid(std::string* why) const {
+  std::string reason;
+  bool ok = !by_spread.empty();
+  if (!ok) reason = "has no grids";
+  for (size_t i = 0; ok && i < by_spread.size(); ++i) {
+    if (!by_spread[i].valid(&reason)) {
+      reason = "grid " + std::to_string(i) + ": " + reason;
+      ok = false;
+    } else if (i > 0 && !(by_spread[i].spread > by_spread[i - 1].spread)) {
+      reason = "spreads are not strictly ascending at index " + std::to_string(i);
+      ok = false;
+    }
+  }
   if (!ok && why) *why = reason;
   return ok;
 }
@@ -243,7 +299,7 @@ bool Curve::valid(std::string* why) const {
 
 bool Calibration::valid(std::string* why) const {
   std::string reason;
-  auto grid_ok = [&](const Grid& g, const std::string& name) {
+  auto grid_ok = [&](const Surface& g, const std::string& name) {
     if (g.valid(&reason)) return true;
     reason = name + ": " + reason;
     return false;
@@ -257,7 +313,8 @@ bool Calibration::valid(std::string* why) const {
   for (int w = 0; ok && w < kLocalities; ++w) {
     const char* where = locality_name(static_cast<Locality>(w));
     ok = curve_ok(contiguous[w], std::string("contiguous.") + where) &&
-         grid_ok(host_typed[w], std::string("host_typed.") + where);
+         grid_ok(host_typed[w], std::string("host_typed.") + where) &&
+         grid_ok(loom_packed[w], std::string("loom_packed.") + where);
   }
   if (!ok && why) *why = reason;
   return ok;
@@ -269,12 +326,13 @@ std::string to_json(const Calibration& c) {
               {"host_mpi", c.host_mpi},
               {"machine", c.machine},
               {"other_node_measured", c.other_node_measured},
-              {"pack", grid_to_json(c.pack)},
-              {"unpack", grid_to_json(c.unpack)}};
+              {"pack", surface_to_json(c.pack)},
+              {"unpack", surface_to_json(c.unpack)}};
   for (int w = 0; w < kLocalities; ++w) {
     const char* where = locality_name(static_cast<Locality>(w));
     doc["contiguous"][where] = curve_to_json(c.contiguous[w]);
-    doc["host_typed"][where] = grid_to_json(c.host_typed[w]);
+    doc["host_typed"][where] = surface_to_json(c.host_typed[w]);
+    doc["loom_packed"][where] = surface_to_json(c.loom_packed[w]);
   }
   return doc.dump(2) + "\n";
 }
@@ -315,15 +373,17 @@ std::optional<Calibration> from_json(const std::string& text, std::string* why) 
     return std::nullopt;
   }
   c.other_node_measured = measured->get<bool>();
-  if (!read.grid(doc, "pack", "", &c.pack) || !read.grid(doc, "unpack", "", &c.unpack))
+  if (!read.surface(doc, "pack", "", &c.pack) || !read.surface(doc, "unpack", "", &c.unpack))
     return std::nullopt;
   for (int w = 0; w < kLocalities; ++w) {
     const char* where = locality_name(static_cast<Locality>(w));
     const json* contiguous = read.member(doc, "contiguous", "");
     const json* host_typed = read.member(doc, "host_typed", "");
-    if (!contiguous || !host_typed ||
+    const json* loom_packed = read.member(doc, "loom_packed", "");
+    if (!contiguous || !host_typed || !loom_packed ||
         !read.curve(*contiguous, where, "contiguous", &c.contiguous[w]) ||
-        !read.grid(*host_typed, where, "host_typed", &c.host_typed[w]))
+        !read.surface(*host_typed, where, "host_typed", &c.host_typed[w]) ||
+        !read.surface(*loom_packed, where, "loom_packed", &c.loom_packed[w]))
       return std::nullopt;
   }
   return c;
@@ -381,26 +441,24 @@ bool save_file(const Calibration& c, const std::string& path, std::string* why) 
   return true;
 }
 
-double Model::host_seconds(Locality where, double block, double bytes) const {
+double Model::host_seconds(Locality where, double block, double spread, double bytes) const {
   if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
-  return calibration_->host_typed[static_cast<int>(where)].at(block, bytes);
+  return calibration_->host_typed[static_cast<int>(where)].at(spread, block, bytes);
 }
 
-double Model::pack_seconds(Locality where, double block, double bytes) const {
+double Model::pack_seconds(Locality where, double block, double spread, double bytes) const {
   if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
-  const Calibration& c = *calibration_;
-  return c.pack.at(block, bytes) + c.contiguous[static_cast<int>(where)].at(bytes) +
-         c.unpack.at(block, bytes);
+  return calibration_->loom_packed[static_cast<int>(where)].at(spread, block, bytes);
 }
 
-Method Model::choose(Locality where, double block, double bytes) const {
+Method Model::choose(Locality where, double block, double spread, double bytes) const {
   if (!calibration_)
     return block <= kDefaultPackBlockBytes ||
                    (block <= kDefaultPackSmallBlockBytes && bytes <= kDefaultPackSmallMessageBytes)
                ? Method::Pack
                : Method::Host;
-  return pack_seconds(where, block, bytes) * kPackAdvantageRequired <
-                 host_seconds(where, block, bytes)
+  return pack_seconds(where, block, spread, bytes) * kPackAdvantageRequired <
+                 host_seconds(where, block, spread, bytes)
              ? Method::Pack
              : Method::Host;
 }

@@ -13,6 +13,10 @@
 namespace loom::model {
 
 enum class Method : uint8_t { Host, Pack };
+// Spreads (span bytes per packed byte) that `loom-bench measure` calibrates: vectors with a
+// stride of twice and of eight times the block. Eight is a grid face one double per line.
+constexpr double kDenseSpread = 2;
+constexpr double kSparseSpread = 8;
 enum class Locality : uint8_t { SameNode, OtherNode };
 constexpr int kLocalities = 2;
 
@@ -23,6 +27,9 @@ const char* locality_name(Locality where);  // "same_node", "other_node" (JSON k
 // Measured times in seconds on a grid: rows are mean block sizes (bytes), columns are
 // message sizes (packed bytes). Both axes strictly ascending and positive.
 struct Grid {
+  // The span of the measured types per packed byte (extent / size; vector(n, b, 2b) is 2).
+  // Sparse types touch more memory per packed byte, and their cost follows that.
+  double spread = kDenseSpread;
   std::vector<double> block_bytes;
   std::vector<double> message_bytes;
   std::vector<std::vector<double>> seconds;  // [block][message]
@@ -31,6 +38,14 @@ struct Grid {
   // take the smallest size's time, beyond the largest the time grows in proportion to
   // the bytes (the largest sizes are bandwidth-bound).
   double at(double block, double bytes) const;
+  bool valid(std::string* why) const;
+};
+
+// Grids of one quantity measured at ascending spreads. Between spreads the time is
+// interpolated in log-log space, outside them it clamps to the nearest grid.
+struct Surface {
+  std::vector<Grid> by_spread;
+  double at(double spread, double block, double bytes) const;
   bool valid(std::string* why) const;
 };
 
@@ -43,11 +58,18 @@ struct Curve {
 };
 
 struct Calibration {
-  std::string host_mpi;           // e.g. "Open MPI v4.1.4"; a mismatch with the running host warns
-  std::string machine;            // free text: CPU, hostname
-  Grid pack, unpack;              // Loom's kernels
-  Curve contiguous[kLocalities];  // contiguous send of packed bytes, one way
-  Grid host_typed[kLocalities];   // host's own send of the derived type, one way
+  std::string host_mpi;  // e.g. "Open MPI v4.1.4"; a mismatch with the running host warns
+  std::string machine;   // free text: CPU, hostname
+  // The parts of Loom's pack path, recorded to explain it: its kernels, and the contiguous
+  // send of packed bytes, one way.
+  Surface pack, unpack;
+  Curve contiguous[kLocalities];
+  // What the choice compares, one way per message: the host's own send of the derived type,
+  // and Loom's whole pack path timed end to end (pack, send, unpack). The path is timed
+  // whole because its parts, timed alone, run in warmer caches: their sum came out up to
+  // 1.8x too fast at 4 MiB.
+  Surface host_typed[kLocalities];
+  Surface loom_packed[kLocalities];
   // False when the calibration ran on one node: the OtherNode entries are then copies of
   // the SameNode measurements.
   bool other_node_measured = false;
@@ -55,9 +77,10 @@ struct Calibration {
   bool valid(std::string* why) const;
 };
 
-// The JSON document: {"format": "loom-calibration", "version": 1, ...}.
+// The JSON document: {"format": "loom-calibration", "version": 2, ...}. Version 1 had no
+// spreads (one grid per quantity); it is refused with a request to measure again.
 constexpr const char* kFormatName = "loom-calibration";
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
 
 std::string to_json(const Calibration& c);
 // Parses and validates everything (format, version, sizes, ascending axes, positive
@@ -72,10 +95,9 @@ bool save_file(const Calibration& c, const std::string& path, std::string* why);
 constexpr double kDefaultPackBlockBytes = 16;            // always Pack at or below this block
 constexpr double kDefaultPackSmallBlockBytes = 256;      // ... and at or below this block
 constexpr double kDefaultPackSmallMessageBytes = 65536;  // for messages up to this size
-// With a calibration, Pack must be predicted this much faster than the host. A calibration
-// is measured on vectors; other shapes of the same mean block (a grid face touches one
-// cache line per block) pack more slowly, and near a tie a wrong Pack costs more than a
-// wrong Host gains.
+// With a calibration, Pack must be predicted this much faster than the host: the
+// calibration is measured on vectors, other shapes of the same mean block and spread
+// differ a little, and near a tie a wrong Pack costs more than a wrong Host gains.
 constexpr double kPackAdvantageRequired = 1.2;
 
 class Model {
@@ -87,13 +109,14 @@ class Model {
   bool calibrated() const { return calibration_.has_value(); }
   const std::optional<Calibration>& calibration() const { return calibration_; }
 
+  // `block` is the mean contiguous block of the type in bytes, `spread` its span per packed
+  // byte (extent / size, at least 1) and `bytes` the packed size of the whole message.
   // Predicted one-way times; NaN without a calibration.
-  double host_seconds(Locality where, double block, double bytes) const;
-  // Pack + contiguous send of the packed bytes + unpack.
-  double pack_seconds(Locality where, double block, double bytes) const;
-  // `block` is the mean contiguous block of the type in bytes, `bytes` the packed size
-  // of the whole message. Pack only when it is predicted strictly faster.
-  Method choose(Locality where, double block, double bytes) const;
+  double host_seconds(Locality where, double block, double spread, double bytes) const;
+  // Loom's pack path: pack, contiguous send of the packed bytes, unpack.
+  double pack_seconds(Locality where, double block, double spread, double bytes) const;
+  // Pack only when it is predicted kPackAdvantageRequired times faster.
+  Method choose(Locality where, double block, double spread, double bytes) const;
 
  private:
   std::optional<Calibration> calibration_;

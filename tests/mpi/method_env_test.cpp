@@ -36,15 +36,18 @@ struct Case {
   const char* warning;  // a substring of the one "loom:" line expected, or null for none
 };
 
-// Pack, unpack and same-node sends cost nanoseconds; the host's typed send a millisecond;
-// an inter-node contiguous send a whole second. So: Pack on this node, Host across nodes.
+// Loom's pack path costs nanoseconds on this node and a whole second across nodes; the
+// host's typed send a millisecond. So: Pack on this node, Host across nodes.
 std::string calibration(const char* host_mpi, int version) {
   const char* grid_1ns =
-      R"({"block_bytes": [1, 4096], "message_bytes": [1024, 1048576],
-          "seconds": [[1e-9, 1e-9], [1e-9, 1e-9]]})";
+      R"([{"spread": 2, "block_bytes": [1, 4096], "message_bytes": [1024, 1048576],
+           "seconds": [[1e-9, 1e-9], [1e-9, 1e-9]]}])";
   const char* grid_1ms =
-      R"({"block_bytes": [1, 4096], "message_bytes": [1024, 1048576],
-          "seconds": [[1e-3, 1e-3], [1e-3, 1e-3]]})";
+      R"([{"spread": 2, "block_bytes": [1, 4096], "message_bytes": [1024, 1048576],
+           "seconds": [[1e-3, 1e-3], [1e-3, 1e-3]]}])";
+  const char* grid_1s =
+      R"([{"spread": 2, "block_bytes": [1, 4096], "message_bytes": [1024, 1048576],
+           "seconds": [[1, 1], [1, 1]]}])";
   std::ostringstream out;
   out << R"({"format": "loom-calibration", "version": )" << version << R"(, "host_mpi": ")"
       << host_mpi << R"(", "machine": "test", "other_node_measured": false, "pack": )" << grid_1ns
@@ -52,11 +55,13 @@ std::string calibration(const char* host_mpi, int version) {
         "same_node": {"message_bytes": [1024, 1048576], "seconds": [1e-9, 1e-9]},
         "other_node": {"message_bytes": [1024, 1048576], "seconds": [1, 1]}},
       "host_typed": {"same_node": )"
-      << grid_1ms << R"(, "other_node": )" << grid_1ms << "}}";
+      << grid_1ms << R"(, "other_node": )" << grid_1ms << R"(},
+      "loom_packed": {"same_node": )"
+      << grid_1ns << R"(, "other_node": )" << grid_1s << "}}";
   return out.str();
 }
 
-const std::string kCalibrated = calibration("Another MPI 0.0", 1);
+const std::string kCalibrated = calibration("Another MPI 0.0", 2);
 const std::string kWrongVersion = calibration("Another MPI 0.0", 99);
 // The host_mpi Loom records for the running MPI is only known to Loom, so the calibrated
 // case reuses a mismatching file: it warns, and must still be used.

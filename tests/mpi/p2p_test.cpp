@@ -33,20 +33,14 @@
 #include "loom/loom.h"
 #include "tests/mpi/gtest_mpi.hpp"
 #include "tests/mpi/loom_env.hpp"
+#include "tests/mpi/p2p_test_support.hpp"
 
 namespace {
 
-int g_rank = 0;
-int g_size = 1;
+using namespace loom::test::p2p;
 
 int partner() {
   return g_rank ^ 1;
-}
-int right() {
-  return (g_rank + 1) % g_size;
-}
-int left() {
-  return (g_rank + g_size - 1) % g_size;
 }
 
 // Both ranks of a pair have reached this point (cheaper than a barrier of all ranks).
@@ -99,79 +93,11 @@ bool keep_polling(int rc, int flag) {
 // ---------------------------------------------------------------------------------------------
 // Buffers, messages, statuses
 
-using Bytes = std::vector<unsigned char>;
-
-#ifdef MPICH_VERSION
-constexpr bool kHostIsMpich = true;
-#else
-constexpr bool kHostIsMpich = false;
-#endif
-
-constexpr unsigned char kSentinel = 0xA7;
-constexpr std::ptrdiff_t kMarginBytes = 64;  // compared on both sides of every buffer
-constexpr int kUnset = -12345;               // prefilled status fields the MPI did not write
+constexpr int kUnset = -12345;  // prefilled status fields the MPI did not write
 
 unsigned salt_of(int a, int b, int c) {
   return static_cast<unsigned>(a) * 7919u + static_cast<unsigned>(b) * 104729u +
          static_cast<unsigned>(c) * 31u + 17u;
-}
-
-// Pseudo-random bytes from `salt`, a word at a time (buffers reach 10 MB, and CI runs this
-// under AddressSanitizer).
-void fill_pattern(unsigned char* p, std::size_t n, unsigned salt) {
-  uint64_t state = (uint64_t{salt} << 1) | 1;
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    const uint64_t word = state ^ (state >> 29);
-    std::memcpy(p + i, &word, 8);
-  }
-  for (; i < n; ++i) p[i] = static_cast<unsigned char>(salt + i);
-}
-
-int type_size(MPI_Datatype type) {
-  int size = 0;
-  PMPI_Type_size(type, &size);
-  return size;
-}
-
-// Memory for `count` elements of `type` at data(), with margins, whatever the lower bounds and
-// extent; everything outside the typemap keeps what fill()/clear() put there.
-class Buffer {
- public:
-  Buffer(MPI_Datatype type, int count) {
-    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    MPI_Aint lo = 0, hi = 0;
-    if (count > 0) {
-      const MPI_Aint last = static_cast<MPI_Aint>(count - 1) * extent;
-      lo = std::min({MPI_Aint{0}, true_lb, last + true_lb});
-      hi = std::max({MPI_Aint{0}, true_lb + true_extent, last + true_lb + true_extent});
-    }
-    bytes_.assign(static_cast<std::size_t>(hi - lo + 2 * kMarginBytes), kSentinel);
-    origin_ = kMarginBytes - lo;
-  }
-  void* data() { return bytes_.data() + origin_; }
-  const void* data() const { return bytes_.data() + origin_; }
-  const Bytes& bytes() const { return bytes_; }
-  void fill(unsigned salt) { fill_pattern(bytes_.data(), bytes_.size(), salt); }
-  void clear() { std::fill(bytes_.begin(), bytes_.end(), kSentinel); }
-
- private:
-  Bytes bytes_;
-  std::ptrdiff_t origin_ = 0;
-};
-
-// The bytes a message of `count` elements of `type` at `data` carries (the host packs them).
-Bytes packed_by_host(const void* data, int count, MPI_Datatype type) {
-  int size = 0;
-  PMPI_Pack_size(count, type, MPI_COMM_WORLD, &size);
-  Bytes out(static_cast<std::size_t>(size) + 1);
-  int position = 0;
-  PMPI_Pack(data, count, type, out.data(), size, &position, MPI_COMM_WORLD);
-  out.resize(static_cast<std::size_t>(position));
-  return out;
 }
 
 // What a rank sends: `count` elements of `type` filled from `salt`. Every rank builds the same
@@ -379,10 +305,8 @@ void expect_delivered_into(Record& rec, const std::string& label, const Buffer& 
   const int size = type_size(type);
   if (!message.empty()) {
     if (size == 0 || message.size() % static_cast<std::size_t>(size) != 0) return;
-    int position = 0;
     const int elements = static_cast<int>(message.size() / static_cast<std::size_t>(size));
-    PMPI_Unpack(message.data(), static_cast<int>(message.size()), &position, expected.data(),
-                elements, type, MPI_COMM_WORLD);
+    unpack_by_host(message, expected.data(), elements, type);
   }
   const bool same = received.bytes() == expected.bytes();
   rec.check(same, label + ": not what was sent: " +
@@ -411,33 +335,14 @@ class TypeCorpus : public ::testing::Environment {
  public:
   void SetUp() override {
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    // Small blocks: 2 of every 5 ints.
-    MPI_Type_vector(40, 2, 5, MPI_INT, &t);
-    add("vector(40,2,5,int)", t, MPI_INT);
-    // The face of a 6x8x10 array of doubles with the last index fixed: 8-byte blocks.
-    const int sizes[3] = {6, 8, 10}, subsizes[3] = {6, 8, 1}, starts[3] = {0, 0, 7};
-    MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
-    add("subarray face(6x8x10 double, k=7)", t, MPI_DOUBLE);
+    add("vector(40,2,5,int)", small_block_vector(), MPI_INT);
+    add("subarray face(6x8x10 double, k=7)", grid_face(), MPI_DOUBLE);
     const int displacements[6] = {0, 5, 9, 20, 31, 40};
     MPI_Type_create_indexed_block(6, 3, displacements, MPI_FLOAT, &t);
     add("indexed_block(6x3 float)", t, MPI_FLOAT);
-    // {int; double[2]; char[3]; short} with padding after the int and the chars and at the end.
-    const int struct_blocks[4] = {1, 2, 3, 1};
-    const MPI_Aint struct_displacements[4] = {0, 8, 24, 28};
-    const MPI_Datatype struct_types[4] = {MPI_INT, MPI_DOUBLE, MPI_CHAR, MPI_SHORT};
-    MPI_Datatype record = MPI_DATATYPE_NULL;
-    MPI_Type_create_struct(4, struct_blocks, struct_displacements, struct_types, &record);
-    MPI_Type_create_resized(record, 0, 40, &t);
-    MPI_Type_free(&record);
-    add("struct{int;double[2];char[3];short} extent 40", t, MPI_BYTE);
-    // Data below the buffer address, and a lower bound below that.
-    const int negative_blocks[3] = {2, 1, 1};
-    const MPI_Aint negative_displacements[3] = {-48, -16, 8};
-    MPI_Datatype scattered = MPI_DATATYPE_NULL;
-    MPI_Type_create_hindexed(3, negative_blocks, negative_displacements, MPI_DOUBLE, &scattered);
-    MPI_Type_create_resized(scattered, -64, 96, &t);
-    MPI_Type_free(&scattered);
-    add("resized(hindexed double at -48,-16,8; lb -64, extent 96)", t, MPI_DOUBLE);
+    add("struct{int;double[2];char[3];short} extent 40", padded_struct(), MPI_BYTE);
+    add("resized(hindexed double at -48,-16,8; lb -64, extent 96)", negative_lb_doubles(),
+        MPI_DOUBLE);
     // Five of the structs above, 56 bytes apart.
     MPI_Type_create_hvector(5, 1, 56, g_types[kStruct].type, &t);
     add("hvector(5 structs, stride 56)", t, MPI_BYTE);

@@ -31,8 +31,11 @@
 
 #include "loom/loom.h"
 #include "tests/mpi/loom_env.hpp"
+#include "tests/mpi/p2p_test_support.hpp"
 
 namespace {
+
+using namespace loom::test::p2p;
 
 constexpr int kExitSkip = 77;
 constexpr int kMaxStreams = 3;  // per rank, besides the wildcard stream
@@ -40,16 +43,7 @@ constexpr int kWindow = 8;      // messages in flight per nonblocking window
 constexpr int kWildcardBatch = 4;
 constexpr int kWildcardMaxCount = 6;
 constexpr int kWildcardStream = kMaxStreams;  // its stream number in message headers
-constexpr unsigned char kSentinel = 0xA7;
-constexpr std::ptrdiff_t kMarginBytes = 64;
-#ifdef MPICH_VERSION
-constexpr bool kHostIsMpich = true;
-#else
-constexpr bool kHostIsMpich = false;
-#endif
 
-int g_rank = 0;
-int g_size = 1;
 uint64_t g_seed = 0;
 int g_messages = 120;  // per stream and peer
 int g_streams = kMaxStreams;
@@ -76,58 +70,6 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-using Bytes = std::vector<unsigned char>;
-
-int type_size(MPI_Datatype type) {
-  int size = 0;
-  PMPI_Type_size(type, &size);
-  return size;
-}
-
-// Memory for `count` elements of `type` at data(), with margins, prefilled with the sentinel.
-class Buffer {
- public:
-  Buffer(MPI_Datatype type, int count) {
-    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    MPI_Aint lo = 0, hi = 0;
-    if (count > 0) {
-      const MPI_Aint last = static_cast<MPI_Aint>(count - 1) * extent;
-      lo = std::min({MPI_Aint{0}, true_lb, last + true_lb});
-      hi = std::max({MPI_Aint{0}, true_lb + true_extent, last + true_lb + true_extent});
-    }
-    bytes_.assign(static_cast<std::size_t>(hi - lo + 2 * kMarginBytes), kSentinel);
-    origin_ = kMarginBytes - lo;
-  }
-  void* data() { return bytes_.data() + origin_; }
-  const Bytes& bytes() const { return bytes_; }
-  void fill(uint64_t salt) {
-    for (std::size_t i = 0; i < bytes_.size(); ++i)
-      bytes_[i] = static_cast<unsigned char>(mix(salt + i / 8) >> (8 * (i % 8)));
-  }
-
- private:
-  Bytes bytes_;
-  std::ptrdiff_t origin_ = 0;
-};
-
-Bytes pack_with_host(Buffer& buffer, int count, MPI_Datatype type) {
-  int size = 0;
-  PMPI_Pack_size(count, type, MPI_COMM_WORLD, &size);
-  Bytes out(static_cast<std::size_t>(size) + 1);
-  int position = 0;
-  PMPI_Pack(buffer.data(), count, type, out.data(), size, &position, MPI_COMM_WORLD);
-  out.resize(static_cast<std::size_t>(position));
-  return out;
-}
-
-void unpack_with_host(const Bytes& packed, Buffer& buffer, int count, MPI_Datatype type) {
-  int position = 0;
-  PMPI_Unpack(packed.data(), static_cast<int>(packed.size()), &position, buffer.data(), count, type,
-              MPI_COMM_WORLD);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Types and the message schedule
 
@@ -140,27 +82,10 @@ struct SharedType {
 SharedType g_shared[kThreadOwn];
 
 void build_shared_types() {
-  MPI_Type_vector(40, 2, 5, MPI_INT, &g_shared[kVector].type);
-  g_shared[kVector].basic = MPI_INT;
-  const int blocks[4] = {1, 2, 3, 1};
-  const MPI_Aint displacements[4] = {0, 8, 24, 28};
-  const MPI_Datatype types[4] = {MPI_INT, MPI_DOUBLE, MPI_CHAR, MPI_SHORT};
-  MPI_Datatype record = MPI_DATATYPE_NULL;
-  MPI_Type_create_struct(4, blocks, displacements, types, &record);
-  MPI_Type_create_resized(record, 0, 40, &g_shared[kStruct].type);
-  MPI_Type_free(&record);
-  g_shared[kStruct].basic = MPI_BYTE;
-  const int sizes[3] = {6, 8, 10}, subsizes[3] = {6, 8, 1}, starts[3] = {0, 0, 7};
-  MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE,
-                           &g_shared[kFace].type);
-  g_shared[kFace].basic = MPI_DOUBLE;
-  const int negative_blocks[3] = {2, 1, 1};
-  const MPI_Aint negative_displacements[3] = {-48, -16, 8};
-  MPI_Datatype scattered = MPI_DATATYPE_NULL;
-  MPI_Type_create_hindexed(3, negative_blocks, negative_displacements, MPI_DOUBLE, &scattered);
-  MPI_Type_create_resized(scattered, -64, 96, &g_shared[kNegativeLb].type);
-  MPI_Type_free(&scattered);
-  g_shared[kNegativeLb].basic = MPI_DOUBLE;
+  g_shared[kVector] = {small_block_vector(), MPI_INT};
+  g_shared[kStruct] = {padded_struct(), MPI_BYTE};
+  g_shared[kFace] = {grid_face(), MPI_DOUBLE};
+  g_shared[kNegativeLb] = {negative_lb_doubles(), MPI_DOUBLE};
   for (SharedType& shared : g_shared) MPI_Type_commit(&shared.type);
 }
 
@@ -231,7 +156,7 @@ Bytes message_bytes(int source, int stream, int seq, const Side& sent) {
   Buffer data(sent.type, sent.count);
   data.fill(mix(g_seed + 1) ^ (static_cast<uint64_t>(source) << 48) ^
             (static_cast<uint64_t>(stream) << 40) ^ static_cast<uint64_t>(seq) << 8);
-  Bytes packed = pack_with_host(data, sent.count, sent.type);
+  Bytes packed = packed_by_host(data.data(), sent.count, sent.type);
   const uint32_t header[2] = {static_cast<uint32_t>(seq),
                               static_cast<uint32_t>(source << 16 | stream)};
   std::memcpy(packed.data(), header, std::min(sizeof header, packed.size()));
@@ -241,12 +166,12 @@ Bytes message_bytes(int source, int stream, int seq, const Side& sent) {
 // The send buffer holding that message.
 Buffer outgoing_buffer(int source, int stream, int seq, const Side& sent) {
   Buffer data(sent.type, sent.count);
-  unpack_with_host(message_bytes(source, stream, seq, sent), data, sent.count, sent.type);
+  unpack_by_host(message_bytes(source, stream, seq, sent), data.data(), sent.count, sent.type);
   return data;
 }
 
 std::string header_of(Buffer& received, const Side& side) {
-  const Bytes packed = pack_with_host(received, side.count, side.type);
+  const Bytes packed = packed_by_host(received.data(), side.count, side.type);
   uint32_t header[2] = {0, 0};
   std::memcpy(header, packed.data(), std::min(sizeof header, packed.size()));
   return "seq " + std::to_string(header[0]) + " from rank " + std::to_string(header[1] >> 16) +
@@ -296,20 +221,13 @@ void check_received(const std::string& where, int source, int stream, int seq, c
          std::to_string(side.count));
   const Side sent = side_of(types, plan, plan.send_basic);
   Buffer expected(side.type, side.count);
-  unpack_with_host(message_bytes(source, stream, seq, sent), expected, side.count, side.type);
+  unpack_by_host(message_bytes(source, stream, seq, sent), expected.data(), side.count, side.type);
   if (received.bytes() != expected.bytes())
     fail(what + " (" + describe_plan(plan, side) + "): " + difference(received, expected, side));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Streams
-
-int right() {
-  return (g_rank + 1) % g_size;
-}
-int left() {
-  return (g_rank + g_size - 1) % g_size;
-}
 
 enum class StreamMode { Blocking, WindowWaitall, WindowTestsome };
 
@@ -460,9 +378,9 @@ void run_wildcard_stream(MPI_Comm comm) {
       const Side side{capacity.type, plan.count};
       // The receive buffer has room for more elements than arrived: compare it whole.
       Buffer exact(capacity.type, capacity.count);
-      unpack_with_host(
-          message_bytes(source, kWildcardStream, seq, side_of(types, plan, plan.send_basic)), exact,
-          plan.count, capacity.type);
+      unpack_by_host(
+          message_bytes(source, kWildcardStream, seq, side_of(types, plan, plan.send_basic)),
+          exact.data(), plan.count, capacity.type);
       MPI_Status copy = statuses[i];
       int count = -1;
       MPI_Get_count(&copy, capacity.type, &count);

@@ -42,6 +42,11 @@ Grid flat_grid(double per_byte, double fixed) {
   return g;
 }
 
+Surface dense_only(Grid g) {
+  g.spread = kDenseSpread;
+  return Surface{{std::move(g)}};
+}
+
 Curve flat_curve(double per_byte, double fixed) {
   Curve c;
   c.message_bytes = {1024, 65536, 4194304};
@@ -49,16 +54,18 @@ Curve flat_curve(double per_byte, double fixed) {
   return c;
 }
 
-// Pack + send + unpack costs 3 * `pack_per_byte`-ish; the host costs `host_per_byte`.
+// Pack, send and unpack cost `pack_per_byte` each, so the pack path costs 3x that (plus
+// 1.2 us); the host costs `host_per_byte`.
 Calibration synthetic(double pack_per_byte, double host_per_byte, double host_fixed = 1e-6) {
   Calibration c;
   c.host_mpi = "Test MPI 1.0";
   c.machine = "unit test";
-  c.pack = flat_grid(pack_per_byte, 1e-7);
-  c.unpack = flat_grid(pack_per_byte, 1e-7);
+  c.pack = dense_only(flat_grid(pack_per_byte, 1e-7));
+  c.unpack = dense_only(flat_grid(pack_per_byte, 1e-7));
   for (int w = 0; w < kLocalities; ++w) {
     c.contiguous[w] = flat_curve(pack_per_byte, 1e-6);
-    c.host_typed[w] = flat_grid(host_per_byte, host_fixed);
+    c.host_typed[w] = dense_only(flat_grid(host_per_byte, host_fixed));
+    c.loom_packed[w] = dense_only(flat_grid(3 * pack_per_byte, 1.2e-6));
   }
   return c;
 }
@@ -138,12 +145,47 @@ TEST(ModelCurve, InterpolatesClampsExtrapolates) {
   EXPECT_DOUBLE_EQ(c.at(300000), 3e-4);
 }
 
+// Two grids of flat times, `dense_seconds` at the dense spread and `sparse_seconds` at the
+// sparse one.
+Surface two_spreads(double dense_seconds, double sparse_seconds) {
+  Surface s{{flat_grid(0, dense_seconds), flat_grid(0, sparse_seconds)}};
+  s.by_spread[0].spread = kDenseSpread;
+  s.by_spread[1].spread = kSparseSpread;
+  return s;
+}
+
+TEST(ModelSurface, LogLogBetweenSpreadsClampedOutside) {
+  const Surface s = two_spreads(1e-6, 4e-6);
+  ASSERT_TRUE(s.valid(nullptr));
+  EXPECT_DOUBLE_EQ(s.at(kDenseSpread, 64, 65536), 1e-6);
+  EXPECT_DOUBLE_EQ(s.at(kSparseSpread, 64, 65536), 4e-6);
+  // Spread 4 is halfway between 2 and 8 in log space: the geometric mean of the times.
+  EXPECT_NEAR(s.at(4, 64, 65536), 2e-6, 1e-18);
+  EXPECT_DOUBLE_EQ(s.at(1, 64, 65536), 1e-6);     // denser than any grid: the densest
+  EXPECT_DOUBLE_EQ(s.at(1000, 64, 65536), 4e-6);  // sparser than any: the sparsest
+}
+
+TEST(ModelChoice, SparseTypesUseTheSparseMeasurements) {
+  // Packing wins on dense vectors and loses on sparse ones (the host streams a sparse
+  // layout in one pass; pack and unpack each walk all of it).
+  Calibration c = synthetic(1e-12, 1e-9);
+  for (int w = 0; w < kLocalities; ++w) {
+    c.loom_packed[w] = two_spreads(1e-6, 2e-4);
+    c.host_typed[w] = two_spreads(1e-5, 2e-5);
+  }
+  const Model model(c);
+  EXPECT_EQ(model.choose(Locality::SameNode, 8, kDenseSpread, 65536), Method::Pack);
+  EXPECT_EQ(model.choose(Locality::SameNode, 8, kSparseSpread, 65536), Method::Host);
+  EXPECT_EQ(model.choose(Locality::SameNode, 8, 1.0, 65536), Method::Pack);
+}
+
 TEST(ModelChoice, PackFasterChoosesPack) {
   const Model model(synthetic(1e-11, 1e-9));
   for (Locality where : {Locality::SameNode, Locality::OtherNode})
     for (double bytes : {1024.0, 65536.0, 1e7}) {
-      EXPECT_LT(model.pack_seconds(where, 8, bytes), model.host_seconds(where, 8, bytes));
-      EXPECT_EQ(model.choose(where, 8, bytes), Method::Pack) << bytes;
+      EXPECT_LT(model.pack_seconds(where, 8, kDenseSpread, bytes),
+                model.host_seconds(where, 8, kDenseSpread, bytes));
+      EXPECT_EQ(model.choose(where, 8, kDenseSpread, bytes), Method::Pack) << bytes;
     }
 }
 
@@ -151,7 +193,7 @@ TEST(ModelChoice, HostFasterChoosesHost) {
   const Model model(synthetic(1e-9, 1e-11));
   for (double block : {1.0, 64.0, 4096.0})
     for (double bytes : {1024.0, 65536.0, 1e7})
-      EXPECT_EQ(model.choose(Locality::SameNode, block, bytes), Method::Host);
+      EXPECT_EQ(model.choose(Locality::SameNode, block, kDenseSpread, bytes), Method::Host);
 }
 
 TEST(ModelChoice, CrossoverAtTheBreakEven) {
@@ -159,18 +201,19 @@ TEST(ModelChoice, CrossoverAtTheBreakEven) {
   // cost loses on small messages, its lower per-byte cost wins above ~44 KB.
   Calibration c = synthetic(1e-9 / 3 * 1.2, 1e-10, 50e-6);
   const Model model(c);
-  EXPECT_EQ(model.choose(Locality::SameNode, 64, 1024), Method::Pack);
-  EXPECT_EQ(model.choose(Locality::SameNode, 64, 4194304), Method::Host);
+  EXPECT_EQ(model.choose(Locality::SameNode, 64, kDenseSpread, 1024), Method::Pack);
+  EXPECT_EQ(model.choose(Locality::SameNode, 64, kDenseSpread, 4194304), Method::Host);
   // The decision flips exactly once along the message axis.
   int flips = 0;
-  Method last = model.choose(Locality::SameNode, 64, 1024);
+  Method last = model.choose(Locality::SameNode, 64, kDenseSpread, 1024);
   for (double bytes = 1024; bytes <= 4194304; bytes *= 1.25) {
-    const Method now = model.choose(Locality::SameNode, 64, bytes);
+    const Method now = model.choose(Locality::SameNode, 64, kDenseSpread, bytes);
     flips += now != last;
     last = now;
-    EXPECT_EQ(now == Method::Pack,
-              model.pack_seconds(Locality::SameNode, 64, bytes) * kPackAdvantageRequired <
-                  model.host_seconds(Locality::SameNode, 64, bytes));
+    EXPECT_EQ(
+        now == Method::Pack,
+        model.pack_seconds(Locality::SameNode, 64, kDenseSpread, bytes) * kPackAdvantageRequired <
+            model.host_seconds(Locality::SameNode, 64, kDenseSpread, bytes));
   }
   EXPECT_EQ(flips, 1);
 }
@@ -178,39 +221,40 @@ TEST(ModelChoice, CrossoverAtTheBreakEven) {
 TEST(ModelChoice, NearTieGoesToTheHost) {
   // Pack predicted 10% faster: not enough to leave the host's engine.
   const Model model(synthetic(1e-10, 1e-10 * 1.1 * 3));
-  const double pack = model.pack_seconds(Locality::SameNode, 64, 1e6);
-  const double host = model.host_seconds(Locality::SameNode, 64, 1e6);
+  const double pack = model.pack_seconds(Locality::SameNode, 64, kDenseSpread, 1e6);
+  const double host = model.host_seconds(Locality::SameNode, 64, kDenseSpread, 1e6);
   ASSERT_LT(pack, host);
   ASSERT_GT(pack * kPackAdvantageRequired, host);
-  EXPECT_EQ(model.choose(Locality::SameNode, 64, 1e6), Method::Host);
+  EXPECT_EQ(model.choose(Locality::SameNode, 64, kDenseSpread, 1e6), Method::Host);
 }
 
 TEST(ModelChoice, LocalityPicksItsOwnCurves) {
   Calibration c = synthetic(1e-10, 1e-9);
-  c.contiguous[static_cast<int>(Locality::OtherNode)] = flat_curve(1e-7, 1e-3);  // slow network
+  // A slow network: the pack path across nodes costs milliseconds.
+  c.loom_packed[static_cast<int>(Locality::OtherNode)] = dense_only(flat_grid(1e-7, 1e-3));
   const Model model(c);
-  EXPECT_EQ(model.choose(Locality::SameNode, 8, 65536), Method::Pack);
-  EXPECT_EQ(model.choose(Locality::OtherNode, 8, 65536), Method::Host);
+  EXPECT_EQ(model.choose(Locality::SameNode, 8, kDenseSpread, 65536), Method::Pack);
+  EXPECT_EQ(model.choose(Locality::OtherNode, 8, kDenseSpread, 65536), Method::Host);
 }
 
 TEST(ModelChoice, BuiltInRuleWithoutCalibration) {
   const Model model;
   EXPECT_FALSE(model.calibrated());
-  EXPECT_TRUE(std::isnan(model.pack_seconds(Locality::SameNode, 8, 1024)));
+  EXPECT_TRUE(std::isnan(model.pack_seconds(Locality::SameNode, 8, kDenseSpread, 1024)));
   for (Locality where : {Locality::SameNode, Locality::OtherNode}) {
-    EXPECT_EQ(model.choose(where, 1, 1e9), Method::Pack);
-    EXPECT_EQ(model.choose(where, 16, 1e9), Method::Pack);
-    EXPECT_EQ(model.choose(where, 17, 65536), Method::Pack);
-    EXPECT_EQ(model.choose(where, 256, 65536), Method::Pack);
-    EXPECT_EQ(model.choose(where, 17, 65537), Method::Host);
-    EXPECT_EQ(model.choose(where, 257, 1024), Method::Host);
-    EXPECT_EQ(model.choose(where, 4096, 1024), Method::Host);
+    EXPECT_EQ(model.choose(where, 1, kDenseSpread, 1e9), Method::Pack);
+    EXPECT_EQ(model.choose(where, 16, kDenseSpread, 1e9), Method::Pack);
+    EXPECT_EQ(model.choose(where, 17, kDenseSpread, 65536), Method::Pack);
+    EXPECT_EQ(model.choose(where, 256, kDenseSpread, 65536), Method::Pack);
+    EXPECT_EQ(model.choose(where, 17, kDenseSpread, 65537), Method::Host);
+    EXPECT_EQ(model.choose(where, 257, kDenseSpread, 1024), Method::Host);
+    EXPECT_EQ(model.choose(where, 4096, kDenseSpread, 1024), Method::Host);
   }
 }
 
 TEST(ModelJson, RoundTripIsExact) {
   Calibration c = synthetic(1.234567890123e-10, 9.87654321e-10);
-  c.host_typed[1].seconds[1][2] = 0.1 + 0.2;  // not representable in short decimal
+  c.host_typed[1].by_spread[0].seconds[1][2] = 0.1 + 0.2;  // not representable in short decimal
   c.other_node_measured = true;
   std::string why;
   const auto back = from_json(to_json(c), &why);
@@ -218,12 +262,15 @@ TEST(ModelJson, RoundTripIsExact) {
   EXPECT_EQ(back->host_mpi, c.host_mpi);
   EXPECT_EQ(back->machine, c.machine);
   EXPECT_TRUE(back->other_node_measured);
-  EXPECT_EQ(back->pack.seconds, c.pack.seconds);
-  EXPECT_EQ(back->unpack.block_bytes, c.unpack.block_bytes);
+  EXPECT_EQ(back->pack.by_spread[0].seconds, c.pack.by_spread[0].seconds);
+  EXPECT_EQ(back->pack.by_spread[0].spread, c.pack.by_spread[0].spread);
+  EXPECT_EQ(back->unpack.by_spread[0].block_bytes, c.unpack.by_spread[0].block_bytes);
   for (int w = 0; w < kLocalities; ++w) {
     EXPECT_EQ(back->contiguous[w].seconds, c.contiguous[w].seconds);
-    EXPECT_EQ(back->host_typed[w].seconds, c.host_typed[w].seconds);
-    EXPECT_EQ(back->host_typed[w].message_bytes, c.host_typed[w].message_bytes);
+    EXPECT_EQ(back->host_typed[w].by_spread[0].seconds, c.host_typed[w].by_spread[0].seconds);
+    EXPECT_EQ(back->host_typed[w].by_spread[0].message_bytes,
+              c.host_typed[w].by_spread[0].message_bytes);
+    EXPECT_EQ(back->loom_packed[w].by_spread[0].seconds, c.loom_packed[w].by_spread[0].seconds);
   }
   EXPECT_EQ(to_json(*back), to_json(c));
 }
@@ -238,48 +285,72 @@ TEST(ModelJson, RejectsWithAReason) {
   expect_rejected(doc.dump(), "format");
 
   doc = valid_document();
-  doc["version"] = 2;
-  expect_rejected(doc.dump(), "version 2 is not supported");
+  doc["version"] = 1;  // the format before spreads
+  expect_rejected(doc.dump(), "version 1 is not supported");
 
   doc = valid_document();
   doc.erase("unpack");
   expect_rejected(doc.dump(), "missing unpack");
 
   doc = valid_document();
+  doc.erase("loom_packed");
+  expect_rejected(doc.dump(), "missing loom_packed");
+
+  doc = valid_document();
   doc["contiguous"].erase("other_node");
   expect_rejected(doc.dump(), "missing contiguous.other_node");
 
   doc = valid_document();
-  doc["pack"]["block_bytes"] = {1, 64, 64};
-  expect_rejected(doc.dump(), "pack: block_bytes is not strictly ascending at index 2");
+  doc["pack"][0]["block_bytes"] = {1, 64, 64};
+  expect_rejected(doc.dump(), "pack[0]: block_bytes is not strictly ascending at index 2");
 
   doc = valid_document();
-  doc["host_typed"]["same_node"]["message_bytes"] = {65536, 1024, 4194304};
-  expect_rejected(doc.dump(), "host_typed.same_node: message_bytes is not strictly ascending");
+  doc["pack"][0].erase("spread");
+  expect_rejected(doc.dump(), "missing pack[0].spread");
 
   doc = valid_document();
-  doc["unpack"]["seconds"][1][2] = -1e-6;
-  expect_rejected(doc.dump(), "unpack: seconds[1][2] is not a positive finite time");
+  doc["pack"][0]["spread"] = 0.5;
+  expect_rejected(doc.dump(), "pack[0]: spread is not a finite number of at least 1");
+
+  doc = valid_document();
+  doc["pack"].push_back(doc["pack"][0]);  // the same spread twice
+  expect_rejected(doc.dump(), "pack: spreads are not strictly ascending at index 1");
+
+  doc = valid_document();
+  doc["unpack"] = nlohmann::json::array();
+  expect_rejected(doc.dump(), "unpack: has no grids");
+
+  doc = valid_document();
+  doc["unpack"] = doc["unpack"][0];  // a version-1 grid where a list of grids belongs
+  expect_rejected(doc.dump(), "unpack is not an array of grids");
+
+  doc = valid_document();
+  doc["host_typed"]["same_node"][0]["message_bytes"] = {65536, 1024, 4194304};
+  expect_rejected(doc.dump(), "host_typed.same_node[0]: message_bytes is not strictly ascending");
+
+  doc = valid_document();
+  doc["unpack"][0]["seconds"][1][2] = -1e-6;
+  expect_rejected(doc.dump(), "unpack[0]: seconds[1][2] is not a positive finite time");
 
   doc = valid_document();
   doc["contiguous"]["same_node"]["seconds"][0] = 0;
   expect_rejected(doc.dump(), "contiguous.same_node: seconds[0] is not a positive finite time");
 
   doc = valid_document();
-  doc["pack"]["seconds"][0].erase(1);
-  expect_rejected(doc.dump(), "pack: seconds[0] has 2 values for 3 message sizes");
+  doc["pack"][0]["seconds"][0].erase(1);
+  expect_rejected(doc.dump(), "pack[0]: seconds[0] has 2 values for 3 message sizes");
 
   doc = valid_document();
-  doc["pack"]["seconds"].erase(0);
-  expect_rejected(doc.dump(), "pack: seconds has 2 rows for 3 block sizes");
+  doc["pack"][0]["seconds"].erase(0);
+  expect_rejected(doc.dump(), "pack[0]: seconds has 2 rows for 3 block sizes");
 
   doc = valid_document();
-  doc["pack"]["message_bytes"] = nlohmann::json::array();
-  expect_rejected(doc.dump(), "pack: message_bytes is empty");
+  doc["pack"][0]["message_bytes"] = nlohmann::json::array();
+  expect_rejected(doc.dump(), "pack[0]: message_bytes is empty");
 
   doc = valid_document();
-  doc["pack"]["seconds"][0][0] = "fast";
-  expect_rejected(doc.dump(), "pack.seconds[0][0] is not a number");
+  doc["pack"][0]["seconds"][0][0] = "fast";
+  expect_rejected(doc.dump(), "pack[0].seconds[0][0] is not a number");
 
   doc = valid_document();
   doc["other_node_measured"] = "no";
@@ -311,8 +382,8 @@ TEST(ModelFile, SaveLoadAndMissingFile) {
   EXPECT_NE(why.find("not valid JSON"), std::string::npos) << why;
 
   Calibration broken = c;
-  broken.pack.seconds[0][0] = std::nan("");
+  broken.pack.by_spread[0].seconds[0][0] = std::nan("");
   EXPECT_FALSE(save_file(broken, path, &why));
-  EXPECT_NE(why.find("pack: seconds[0][0]"), std::string::npos) << why;
+  EXPECT_NE(why.find("pack: grid 0: seconds[0][0]"), std::string::npos) << why;
   std::filesystem::remove_all(dir);
 }
