@@ -107,10 +107,12 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
     else {
       const int64_t blocks = types::dense_runs(canonical);
       const double span = static_cast<double>(std::max<MPI_Count>(extent, true_extent));
-      auto plan = std::make_shared<TypePlan>(
-          pack::Plan(canonical, extent, config().isa), std::string(),
-          blocks ? static_cast<double>(size) / static_cast<double>(blocks) : 0.0,
-          size > 0 ? std::max(1.0, span / static_cast<double>(size)) : 1.0, mixed_basic_types);
+      model::TypeShape shape;
+      shape.mean_block = blocks ? static_cast<double>(size) / static_cast<double>(blocks) : 0.0;
+      shape.spread = size > 0 ? std::max(1.0, span / static_cast<double>(size)) : 1.0;
+      shape.nested = types::strided_levels(*layout) >= 2;  // as built, not as canonicalised
+      auto plan = std::make_shared<TypePlan>(pack::Plan(canonical, extent, config().isa),
+                                             std::string(), shape, mixed_basic_types);
       if (size > 0 && size <= INT_MAX && true_extent <= kVerifySpanBytes &&
           !host_packs_like(type, plan->plan, true_lb, true_extent)) {
         if (config().debug)
@@ -119,7 +121,10 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
         return nullptr;
       }
       plan->describe = plan->plan.describe() + " | " + types::describe(canonical);
-      if (config().debug) std::fprintf(stderr, "loom: plan %s\n", plan->describe.c_str());
+      if (config().debug)
+        std::fprintf(stderr, "loom: plan %s (model: mean block %.1f B, spread %.2f, %s)\n",
+                     plan->describe.c_str(), shape.mean_block, shape.spread,
+                     shape.nested ? "nested" : "flat");
       return plan;
     }
   }

@@ -13,18 +13,14 @@
 namespace loom::interpose {
 
 struct TypePlan {
-  TypePlan(pack::Plan p, std::string text, double block, double span_per_byte, bool mixed)
+  TypePlan(pack::Plan p, std::string text, model::TypeShape type_shape, bool mixed)
       : plan(std::move(p)),
         describe(std::move(text)),
-        mean_block(block),
-        spread(span_per_byte),
+        shape(type_shape),
         mixed_basic_types(mixed) {}
   pack::Plan plan;
   std::string describe;
-  // What the method model keys on: the mean contiguous block in bytes, and the span per
-  // packed byte (extent / size, at least 1): how much memory a message touches.
-  double mean_block;
-  double spread;
+  model::TypeShape shape;  // what the method model keys on
   // More than one basic type in the typemap. MPICH 4.0 cannot receive a contiguous
   // message of over ~8 KiB into such a type, so Loom does not send these packed there.
   bool mixed_basic_types;

@@ -117,8 +117,7 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
   const uint8_t cached = slot.load(std::memory_order_relaxed);
   if (cached) return static_cast<model::Method>(cached - 1);
   // Racing threads compute the same answer, so a plain store suffices.
-  const model::Method chosen =
-      method_model().choose(where, type.mean_block, type.spread, bucket_bytes(bucket));
+  const model::Method chosen = method_model().choose(where, type.shape, bucket_bytes(bucket));
   slot.store(static_cast<uint8_t>(1 + static_cast<int>(chosen)), std::memory_order_relaxed);
   return chosen;
 }

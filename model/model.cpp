@@ -314,6 +314,7 @@ bool Calibration::valid(std::string* why) const {
     const char* where = locality_name(static_cast<Locality>(w));
     ok = curve_ok(contiguous[w], std::string("contiguous.") + where) &&
          grid_ok(host_typed[w], std::string("host_typed.") + where) &&
+         grid_ok(host_typed_nested[w], std::string("host_typed_nested.") + where) &&
          grid_ok(loom_packed[w], std::string("loom_packed.") + where);
   }
   if (!ok && why) *why = reason;
@@ -332,6 +333,7 @@ std::string to_json(const Calibration& c) {
     const char* where = locality_name(static_cast<Locality>(w));
     doc["contiguous"][where] = curve_to_json(c.contiguous[w]);
     doc["host_typed"][where] = surface_to_json(c.host_typed[w]);
+    doc["host_typed_nested"][where] = surface_to_json(c.host_typed_nested[w]);
     doc["loom_packed"][where] = surface_to_json(c.loom_packed[w]);
   }
   return doc.dump(2) + "\n";
@@ -379,10 +381,12 @@ std::optional<Calibration> from_json(const std::string& text, std::string* why) 
     const char* where = locality_name(static_cast<Locality>(w));
     const json* contiguous = read.member(doc, "contiguous", "");
     const json* host_typed = read.member(doc, "host_typed", "");
+    const json* host_typed_nested = read.member(doc, "host_typed_nested", "");
     const json* loom_packed = read.member(doc, "loom_packed", "");
-    if (!contiguous || !host_typed || !loom_packed ||
+    if (!contiguous || !host_typed || !host_typed_nested || !loom_packed ||
         !read.curve(*contiguous, where, "contiguous", &c.contiguous[w]) ||
         !read.surface(*host_typed, where, "host_typed", &c.host_typed[w]) ||
+        !read.surface(*host_typed_nested, where, "host_typed_nested", &c.host_typed_nested[w]) ||
         !read.surface(*loom_packed, where, "loom_packed", &c.loom_packed[w]))
       return std::nullopt;
   }
@@ -441,24 +445,28 @@ bool save_file(const Calibration& c, const std::string& path, std::string* why) 
   return true;
 }
 
-double Model::host_seconds(Locality where, double block, double spread, double bytes) const {
+double Model::host_seconds(Locality where, const TypeShape& type, double bytes) const {
   if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
-  return calibration_->host_typed[static_cast<int>(where)].at(spread, block, bytes);
+  const int w = static_cast<int>(where);
+  const Surface& host =
+      type.nested ? calibration_->host_typed_nested[w] : calibration_->host_typed[w];
+  return host.at(type.spread, type.mean_block, bytes);
 }
 
-double Model::pack_seconds(Locality where, double block, double spread, double bytes) const {
+double Model::pack_seconds(Locality where, const TypeShape& type, double bytes) const {
   if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
-  return calibration_->loom_packed[static_cast<int>(where)].at(spread, block, bytes);
+  return calibration_->loom_packed[static_cast<int>(where)].at(type.spread, type.mean_block, bytes);
 }
 
-Method Model::choose(Locality where, double block, double spread, double bytes) const {
+Method Model::choose(Locality where, const TypeShape& type, double bytes) const {
   if (!calibration_)
-    return block <= kDefaultPackBlockBytes ||
-                   (block <= kDefaultPackSmallBlockBytes && bytes <= kDefaultPackSmallMessageBytes)
+    return type.mean_block <= kDefaultPackBlockBytes ||
+                   (type.mean_block <= kDefaultPackSmallBlockBytes &&
+                    bytes <= kDefaultPackSmallMessageBytes)
                ? Method::Pack
                : Method::Host;
-  return pack_seconds(where, block, spread, bytes) * kPackAdvantageRequired <
-                 host_seconds(where, block, spread, bytes)
+  return pack_seconds(where, type, bytes) * kPackAdvantageRequired <
+                 host_seconds(where, type, bytes)
              ? Method::Pack
              : Method::Host;
 }

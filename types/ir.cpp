@@ -122,7 +122,44 @@ int64_t dense_runs(const Node& node) {
   }
   return 0;
 }
+bool contiguous_from_origin(const Node& node) {
+  const Bounds b = bounds(node);
+  return b.lo == 0 && b.hi == node.size;
+}
+
+int strided_levels(const Node& node) {
+  switch (node.kind) {
+    case Node::Kind::Dense:
+      return 0;
+    case Node::Kind::Repeat: {
+      const int inner = strided_levels(*node.child);
+      if (node.count <= 1) return inner;
+      const bool abutting =
+          inner == 0 && node.stride == node.child->size && contiguous_from_origin(*node.child);
+      return abutting ? 0 : 1 + inner;
+    }
+    case Node::Kind::Sequence: {
+      int inner = 0, parts = 0;
+      bool abutting = true;
+      int64_t next = 0;
+      for (const auto& item : node.items) {
+        if (item.node->size == 0) continue;
+        ++parts;
+        inner = std::max(inner, strided_levels(*item.node));
+        abutting = abutting && item.disp == next && contiguous_from_origin(*item.node);
+        next = item.disp + item.node->size;
+      }
+      if (parts <= 1) return inner;
+      return abutting && inner == 0 ? 0 : 1 + inner;
+    }
+  }
+  return 0;
+}
 }  // namespace
+
+int strided_levels(const Layout& layout) {
+  return strided_levels(*make_sequence(layout));
+}
 
 int64_t dense_runs(const Layout& layout) {
   int64_t runs = 0;

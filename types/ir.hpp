@@ -65,6 +65,13 @@ void for_each_block(const Layout& layout, const std::function<void(int64_t, int6
 // packed_size / dense_runs.
 int64_t dense_runs(const Layout& layout);
 
+// Nesting depth of strided levels (repeats or sequences whose parts do not abut), as the
+// layout stands: 0 for a contiguous layout, 1 for a vector or an indexed list, 2 for a
+// vector of vectors or the face of a 3-D subarray. Taken on the decoded layout, before
+// canonicalisation flattens levels, it describes the type as the user built it, which is
+// what a host MPI's engine works from (MPICH sends nested types by a much faster path).
+int strided_levels(const Layout& layout);
+
 // Human-readable form, e.g. "rep(4,x32,dense(8))@16".
 std::string describe(const Layout& layout);
 std::string describe(const Node& node);

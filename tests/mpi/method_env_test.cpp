@@ -56,6 +56,8 @@ std::string calibration(const char* host_mpi, int version) {
         "other_node": {"message_bytes": [1024, 1048576], "seconds": [1, 1]}},
       "host_typed": {"same_node": )"
       << grid_1ms << R"(, "other_node": )" << grid_1ms << R"(},
+      "host_typed_nested": {"same_node": )"
+      << grid_1ms << R"(, "other_node": )" << grid_1ms << R"(},
       "loom_packed": {"same_node": )"
       << grid_1ns << R"(, "other_node": )" << grid_1s << "}}";
   return out.str();

@@ -105,3 +105,20 @@ TEST(Canonicalize, RandomTreesKeepTypemapOrder) {
 }
 
 }  // namespace
+
+TEST(StridedLevels, CountsLevelsAsBuilt) {
+  EXPECT_EQ(strided_levels(one(make_dense(64))), 0);
+  EXPECT_EQ(strided_levels(one(make_repeat(4, 8, make_dense(8)))), 0);  // abutting copies
+  EXPECT_EQ(strided_levels(one(make_repeat(1, 100, make_repeat(4, 16, make_dense(8))))), 1);
+  EXPECT_EQ(strided_levels(one(make_repeat(4, 16, make_dense(8)))), 1);  // a vector
+  EXPECT_EQ(strided_levels(one(make_sequence({{0, make_dense(8)}, {24, make_dense(8)}}))), 1);
+  EXPECT_EQ(strided_levels(one(make_sequence({{0, make_dense(4)}, {4, make_dense(12)}}))), 0);
+  // A vector of vectors whose rows line up into one stride is still two levels as built
+  // (canonicalisation would flatten it to one): hosts see the type as built.
+  EXPECT_EQ(strided_levels(one(make_repeat(3, 64, make_repeat(4, 16, make_dense(4))))), 2);
+  EXPECT_EQ(strided_levels(
+                one(make_repeat(2, 4096, make_repeat(8, 64, make_repeat(1, 8, make_dense(8)))))),
+            2);
+  // Several top-level items: the deepest one counts, plus the level they form.
+  EXPECT_EQ(strided_levels({{0, make_repeat(4, 16, make_dense(8))}, {1000, make_dense(8)}}), 2);
+}
