@@ -37,6 +37,12 @@ constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
 // A sample repeats an operation on messages smaller than this until it moves this many bytes.
 constexpr int64_t kSampleBytes = 256 * kKiB;
 constexpr int kTagData = 1, kTagControl = 2;
+// Ping-pong samples of shorter messages start with an untimed round trip.
+constexpr int64_t kWarmRoundTripBelowBytes = 1 * kMiB;
+// A point whose warm-up round takes longer than this (MPICH's own 1-byte blocks at 16 MiB
+// take 0.3 s per message) is sampled kLongPointSamples times: such long samples vary little.
+constexpr double kLongRoundSeconds = 0.05;
+constexpr int kLongPointSamples = 3;
 
 struct Options {
   bool quick = false;
@@ -61,7 +67,7 @@ Grid full_grid() {
   return {{static_cast<int64_t>(model::kDenseSpread), static_cast<int64_t>(model::kSparseSpread)},
           {1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096},
           {1 * kKiB, 4 * kKiB, 16 * kKiB, 64 * kKiB, 256 * kKiB, 1 * kMiB, 4 * kMiB, 16 * kMiB},
-          {0.25, 9, 1000}};
+          {0.15, 5, 1000}};
 }
 
 Grid quick_grid() {
@@ -194,7 +200,7 @@ enum class Sender { Host, LoomPacked };
 // One-way seconds of `count` elements of `type` between ranks 0 and 1 (half a round trip)
 // over one sample of repeated round trips.
 double pingpong_sample(Sender sender, MPI_Comm comm, int rank, void* buffer, int count,
-                       MPI_Datatype type, int repeats) {
+                       MPI_Datatype type, int64_t count_bytes, int repeats) {
   using SendFunction = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
   using RecvFunction = int (*)(void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status*);
   const bool host = sender == Sender::Host;
@@ -212,8 +218,8 @@ double pingpong_sample(Sender sender, MPI_Comm comm, int rank, void* buffer, int
   };
   // The first message after a message of another kind costs extra (MPICH 4.0: 20-40 us
   // at 16 KiB, switching between typed and contiguous); one untimed round trip keeps that
-  // out of the steady-state time.
-  round_trip();
+  // out of the steady-state time where it would show (a long message hides it).
+  if (count_bytes < kWarmRoundTripBelowBytes) round_trip();
   const double start = now_seconds();
   for (int i = 0; i < repeats; ++i) round_trip();
   const double seconds = (now_seconds() - start) / repeats / 2;
@@ -249,21 +255,24 @@ PointSamples measure_point(MPI_Comm comm, int rank, const VectorType& vector, in
       do_not_optimize(user);
     }
     samples.contiguous.push_back(
-        pingpong_sample(Sender::Host, comm, rank, packed, size, MPI_BYTE, repeats));
+        pingpong_sample(Sender::Host, comm, rank, packed, size, MPI_BYTE, bytes, repeats));
     samples.host_typed.push_back(
-        pingpong_sample(Sender::Host, comm, rank, user, 1, vector.type(), repeats));
+        pingpong_sample(Sender::Host, comm, rank, user, 1, vector.type(), bytes, repeats));
     samples.host_typed_nested.push_back(
-        pingpong_sample(Sender::Host, comm, rank, user, 1, vector.nested(), repeats));
+        pingpong_sample(Sender::Host, comm, rank, user, 1, vector.nested(), bytes, repeats));
     samples.loom_packed.push_back(
-        pingpong_sample(Sender::LoomPacked, comm, rank, user, 1, vector.type(), repeats));
+        pingpong_sample(Sender::LoomPacked, comm, rank, user, 1, vector.type(), bytes, repeats));
   };
   const double warmup_start = now_seconds();
   round();
   int rounds = 0;
   if (rank == 0) {
     const double round_seconds = now_seconds() - warmup_start;
-    rounds = static_cast<int>(std::clamp<double>(effort.seconds_per_point / round_seconds,
-                                                 effort.min_samples, effort.max_samples));
+    const int fewest = round_seconds > kLongRoundSeconds
+                           ? std::min(kLongPointSamples, effort.min_samples)
+                           : effort.min_samples;
+    rounds = static_cast<int>(
+        std::clamp<double>(effort.seconds_per_point / round_seconds, fewest, effort.max_samples));
     PMPI_Send(&rounds, 1, MPI_INT, 1, kTagControl, comm);
   } else {
     PMPI_Recv(&rounds, 1, MPI_INT, 0, kTagControl, comm, MPI_STATUS_IGNORE);
