@@ -216,7 +216,7 @@ struct Domain {
   bool interleaved;
   int ext;  // n + 2r cells per axis, ghosts included
   int64_t values;
-  p2p::Buffer storage;
+  Buffer storage;
   double* data() { return reinterpret_cast<double*>(storage.get()); }
   int64_t index(int f, int z, int y, int x) const {
     const int64_t cell = (static_cast<int64_t>(z) * ext + y) * ext + x;
@@ -445,7 +445,7 @@ CaseResult run_case(Variant variant, int n, const Grid& g, const Options& opt, i
   r.n = n;
   Domain d{n, opt.radius, opt.fields, opt.interleaved, n + 2 * opt.radius, 0, nullptr};
   d.values = static_cast<int64_t>(d.ext) * d.ext * d.ext * d.fields;
-  d.storage = p2p::allocate(d.values * static_cast<int64_t>(sizeof(double)), kTool);
+  d.storage = allocate(d.values * static_cast<int64_t>(sizeof(double)), kTool);
   r.domain_bytes = d.values * static_cast<int64_t>(sizeof(double));
   HaloTypes h = make_halo_types(d);
   r.bytes_per_exchange = h.bytes_per_exchange;

@@ -122,21 +122,11 @@ int parse_options(int argc, char** argv, Options* opt) {
   return -1;
 }
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<unsigned char[], FreeDeleter>;
-
 // Page-aligned and written once, so no page faults land in a timed sample.
 Buffer allocate_filled(int64_t bytes) {
-  const size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 4095) & ~size_t{4095};
-  auto* p = static_cast<unsigned char*>(std::aligned_alloc(4096, rounded));
-  if (!p) {
-    std::fprintf(stderr, "loom-bench measure: out of memory allocating %zu bytes\n", rounded);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  for (size_t i = 0; i < rounded; ++i) p[i] = static_cast<unsigned char>(i * 131 + 7);
-  return Buffer(p);
+  Buffer buffer = allocate(bytes, "loom-bench measure");
+  fill_pattern(buffer.get(), bytes, 7);
+  return buffer;
 }
 
 // vector(n, block, spread * block) of `bytes` packed bytes, of the widest basic type that

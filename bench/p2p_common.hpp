@@ -66,37 +66,6 @@ inline Element element_for_block(int64_t block_bytes) {
   return {MPI_BYTE, 1};
 }
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<unsigned char[], FreeDeleter>;
-
-// Page-aligned; exits on failure (a benchmark cannot do anything useful without its buffers).
-inline Buffer allocate(int64_t bytes, const char* tool) {
-  const size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 4095) & ~size_t{4095};
-  auto* p = static_cast<unsigned char*>(std::aligned_alloc(4096, rounded));
-  if (!p) {
-    std::fprintf(stderr, "%s: out of memory allocating %lld bytes\n", tool,
-                 static_cast<long long>(bytes));
-    std::exit(1);
-  }
-  return Buffer(p);
-}
-
-// Deterministic pseudo-random bytes: the same seed gives the same bytes on every rank, so a
-// receiver can rebuild what its peer sent. Touches every page (no page faults while timing).
-inline void fill_pattern(unsigned char* p, int64_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(p + i, &x, 8);
-  }
-  for (; i < n; ++i) p[i] = static_cast<unsigned char>(x >> (8 * (i % 8)));
-}
-
 // Which engine served a measured exchange, from the LOOM_STATS counters of this rank taken
 // before and after it: "loom" (packed by Loom, sent as bytes), "host" (Loom left the derived
 // type to the host MPI), "mixed", or "-" when Loom saw no such call at all (Loom inactive, or

@@ -29,6 +29,8 @@ namespace loom::bench {
 
 namespace {
 
+constexpr const char* kTool = "loom-bench pack";
+
 constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
 // "Done when" targets of issue #2.
 constexpr double kTargetGeomean = 3.0;
@@ -149,35 +151,6 @@ int parse_options(int argc, char** argv, Options* opt) {
 // ---------------------------------------------------------------------------------------------
 // Memory and caches.
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<unsigned char[], FreeDeleter>;
-
-Buffer allocate(int64_t bytes) {
-  const size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 4095) & ~size_t{4095};
-  auto* p = static_cast<unsigned char*>(std::aligned_alloc(4096, rounded));
-  if (!p) {
-    std::fprintf(stderr, "loom-bench pack: out of memory allocating %lld bytes\n",
-                 static_cast<long long>(bytes));
-    std::exit(1);
-  }
-  return Buffer(p);
-}
-
-// Deterministic pseudo-random bytes (touches every page, so no page faults while timing).
-void fill_random(unsigned char* p, int64_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(p + i, &x, 8);
-  }
-  for (; i < n; ++i) p[i] = static_cast<unsigned char>(i * 131 + seed);
-}
-
 // sysfs first: it describes the cache this (virtual) CPU really has, while sysconf may report
 // the whole package's L3 (384 MiB instead of 32 MiB on this machine's VM).
 int64_t cache_size(const char* sysfs_index, int sysconf_name, int64_t fallback) {
@@ -197,8 +170,8 @@ int64_t cache_size(const char* sysfs_index, int sysconf_name, int64_t fallback) 
 // charged to the next timed operation.
 class CacheFlusher {
  public:
-  explicit CacheFlusher(int64_t bytes) : bytes_(bytes), buf_(allocate(bytes)) {
-    fill_random(buf_.get(), bytes_, 7);
+  explicit CacheFlusher(int64_t bytes) : bytes_(bytes), buf_(allocate(bytes, kTool)) {
+    fill_pattern(buf_.get(), bytes_, 7);
   }
   void flush() {
     uint64_t sum = 0;
@@ -349,11 +322,11 @@ CaseResult run_case(const CorpusEntry& entry, int64_t target, const Options& opt
     r.plan = plan;
   }
 
-  Buffer src = allocate(ct.span_bytes), dst = allocate(ct.span_bytes);
-  Buffer packed_host = allocate(outsize), packed_loom = allocate(outsize);
-  Buffer contig = allocate(ct.packed_bytes);
-  fill_random(src.get(), ct.span_bytes, 1);
-  fill_random(contig.get(), ct.packed_bytes, 2);
+  Buffer src = allocate(ct.span_bytes, kTool), dst = allocate(ct.span_bytes, kTool);
+  Buffer packed_host = allocate(outsize, kTool), packed_loom = allocate(outsize, kTool);
+  Buffer contig = allocate(ct.packed_bytes, kTool);
+  fill_pattern(src.get(), ct.span_bytes, 1);
+  fill_pattern(contig.get(), ct.packed_bytes, 2);
   std::memset(packed_host.get(), 0xcd, static_cast<size_t>(outsize));
   std::memset(packed_loom.get(), 0xcd, static_cast<size_t>(outsize));
   unsigned char* in = src.get() + ct.base_offset;
@@ -488,9 +461,10 @@ struct Overhead {
 
 Overhead measure_overhead(const char* what, MPI_Datatype type, int count, int64_t base_offset,
                           int64_t span, int64_t bytes, const Options& opt, CacheFlusher& flusher) {
-  Buffer src = allocate(span), packed = allocate(bytes), contig = allocate(bytes);
-  fill_random(src.get(), span, 3);
-  fill_random(contig.get(), bytes, 4);
+  Buffer src = allocate(span, kTool), packed = allocate(bytes, kTool),
+         contig = allocate(bytes, kTool);
+  fill_pattern(src.get(), span, 3);
+  fill_pattern(contig.get(), bytes, 4);
   unsigned char* in = src.get() + base_offset;
   const int outsize = static_cast<int>(bytes);
   MPI_Comm comm = MPI_COMM_WORLD;

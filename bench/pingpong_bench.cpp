@@ -283,8 +283,8 @@ const Path& loom_path() {
 struct Exchange {
   MPI_Datatype type;
   int64_t packed_bytes, span_bytes;
-  p2p::Buffer send, recv, scratch, packed;  // scratch and packed: the expected bytes, built
-                                            // with the host's engine
+  Buffer send, recv, scratch, packed;  // scratch and packed: the expected bytes, built
+                                       // with the host's engine
 };
 
 // `iterations` round trips: rank 0 pings, rank 1 pongs, both with the derived type. `last`, if
@@ -311,8 +311,8 @@ constexpr int kMessageChars = 240;
 std::string verify(const Path& p, int rank, Exchange& x, uint64_t seed) {
   const int peer = 1 - rank;
   const uint64_t sentinel_seed = seed + 1000 + static_cast<uint64_t>(rank);
-  p2p::fill_pattern(x.send.get(), x.span_bytes, seed + static_cast<uint64_t>(rank));
-  p2p::fill_pattern(x.recv.get(), x.span_bytes, sentinel_seed);
+  fill_pattern(x.send.get(), x.span_bytes, seed + static_cast<uint64_t>(rank));
+  fill_pattern(x.recv.get(), x.span_bytes, sentinel_seed);
   MPI_Status status;
   ping_pong(p, rank, x, 1, &status);
 
@@ -324,11 +324,11 @@ std::string verify(const Path& p, int rank, Exchange& x, uint64_t seed) {
                   "rank %d, %s path: status says count=%d source=%d tag=%d (want 1, %d, %d)", rank,
                   p.name, count, status.MPI_SOURCE, status.MPI_TAG, peer, p.tag);
   } else {
-    p2p::fill_pattern(x.scratch.get(), x.span_bytes, seed + static_cast<uint64_t>(peer));
+    fill_pattern(x.scratch.get(), x.span_bytes, seed + static_cast<uint64_t>(peer));
     int pos = 0;
     PMPI_Pack(x.scratch.get(), 1, x.type, x.packed.get(), static_cast<int>(x.packed_bytes), &pos,
               MPI_COMM_WORLD);
-    p2p::fill_pattern(x.scratch.get(), x.span_bytes, sentinel_seed);
+    fill_pattern(x.scratch.get(), x.span_bytes, sentinel_seed);
     pos = 0;
     PMPI_Unpack(x.packed.get(), static_cast<int>(x.packed_bytes), &pos, x.scratch.get(), 1, x.type,
                 MPI_COMM_WORLD);
@@ -386,10 +386,10 @@ CaseResult run_case(const Shape& shape, const BuiltType& bt, int rank, const Opt
   Exchange x{bt.type,
              bt.packed_bytes,
              bt.span_bytes,
-             p2p::allocate(bt.span_bytes, tool),
-             p2p::allocate(bt.span_bytes, tool),
-             p2p::allocate(bt.span_bytes, tool),
-             p2p::allocate(bt.packed_bytes, tool)};
+             allocate(bt.span_bytes, tool),
+             allocate(bt.span_bytes, tool),
+             allocate(bt.span_bytes, tool),
+             allocate(bt.packed_bytes, tool)};
   const Path& host = host_path();
   const Path& loom = loom_path();
 

@@ -8,11 +8,35 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdlib>
+#include <cstring>
 
 #include "interpose/method.hpp"
 #include "loom/loom.h"
 
 namespace loom::bench {
+
+Buffer allocate(int64_t bytes, const char* tool) {
+  const size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 4095) & ~size_t{4095};
+  auto* p = static_cast<unsigned char*>(std::aligned_alloc(4096, rounded));
+  if (!p) {
+    std::fprintf(stderr, "%s: out of memory allocating %lld bytes\n", tool,
+                 static_cast<long long>(bytes));
+    std::exit(1);
+  }
+  return Buffer(p);
+}
+
+void fill_pattern(unsigned char* p, int64_t n, uint64_t seed) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(p + i, &x, 8);
+  }
+  for (; i < n; ++i) p[i] = static_cast<unsigned char>(x >> (8 * (i % 8)));
+}
 
 double now_seconds() {
   using clock = std::chrono::steady_clock;

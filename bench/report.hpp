@@ -4,12 +4,26 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace loom::bench {
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<unsigned char[], FreeDeleter>;
+
+// Page-aligned; exits on failure (a benchmark cannot do anything useful without its buffers).
+Buffer allocate(int64_t bytes, const char* tool);
+
+// Deterministic pseudo-random bytes: the same seed gives the same bytes on every rank, so a
+// receiver can rebuild what its peer sent. Touches every page (no page faults while timing).
+void fill_pattern(unsigned char* p, int64_t n, uint64_t seed);
 
 double now_seconds();
 
