@@ -85,17 +85,8 @@ int parse_options(int argc, char** argv, Options* opt) {
   bool n_given = false, reps_given = false, time_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s: %s needs a value\n", kTool, name);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto bad = [&](const char* name) {
-      std::fprintf(stderr, "%s: bad value for %s\n", kTool, name);
-      return 2;
-    };
+    auto value = [&](const char* name) { return option_value(argc, argv, &i, kTool, name); };
+    auto bad = [](const char* name) { return bad_option_value(kTool, name); };
     if (arg == "--help" || arg == "-h") {
       print_help(stdout);
       return 0;

@@ -21,38 +21,6 @@ namespace loom::bench::p2p {
 
 constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
 
-// A comma-separated list of sizes; false (and a message naming `what`) on a bad item.
-inline bool parse_size_list(const char* tool, const char* what, const std::string& text,
-                            std::vector<int64_t>* out) {
-  out->clear();
-  for (const auto& item : split_commas(text)) {
-    int64_t v = 0;
-    if (!parse_size(item, &v)) {
-      std::fprintf(stderr, "%s: bad %s '%s'\n", tool, what, item.c_str());
-      return false;
-    }
-    out->push_back(v);
-  }
-  if (out->empty()) std::fprintf(stderr, "%s: empty %s list\n", tool, what);
-  return !out->empty();
-}
-
-// Last-level cache of this (virtual) CPU from sysfs, which describes the cache the VM really has
-// (sysconf may report the whole package's); the fallback is a typical server L3.
-inline int64_t last_level_cache_bytes() {
-  int64_t best = 0;
-  for (int index = 0; index < 8; ++index) {
-    const std::string path =
-        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size";
-    FILE* f = std::fopen(path.c_str(), "r");
-    if (!f) break;
-    long long kib = 0;
-    if (std::fscanf(f, "%lldK", &kib) == 1) best = std::max<int64_t>(best, kib * kKiB);
-    std::fclose(f);
-  }
-  return best > 0 ? best : 32 * kMiB;
-}
-
 // Largest named type that divides a block: how an application would declare it. Hosts
 // have kernels per basic type, so the calibration and the benchmarks use the same choice.
 struct Element {

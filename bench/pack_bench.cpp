@@ -76,13 +76,7 @@ int parse_options(int argc, char** argv, Options* opt) {
   bool sizes_given = false, reps_given = false, time_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "loom-bench pack: %s needs a value\n", name);
-        return nullptr;
-      }
-      return argv[++i];
-    };
+    auto value = [&](const char* name) { return option_value(argc, argv, &i, kTool, name); };
     if (arg == "--help" || arg == "-h") {
       print_help(stdout);
       return 0;
@@ -94,16 +88,7 @@ int parse_options(int argc, char** argv, Options* opt) {
       opt->quick = true;
     } else if (arg == "--sizes") {
       const char* v = value("--sizes");
-      if (!v) return 2;
-      opt->sizes.clear();
-      for (const auto& item : split_commas(v)) {
-        int64_t size = 0;
-        if (!parse_size(item, &size)) {
-          std::fprintf(stderr, "loom-bench pack: bad size '%s'\n", item.c_str());
-          return 2;
-        }
-        opt->sizes.push_back(size);
-      }
+      if (!v || !parse_size_list(kTool, "size", v, &opt->sizes)) return 2;
       sizes_given = true;
     } else if (arg == "--types") {
       const char* v = value("--types");
@@ -114,7 +99,7 @@ int parse_options(int argc, char** argv, Options* opt) {
       if (!v) return 2;
       opt->max_reps = std::atoi(v);
       if (opt->max_reps < 1) {
-        std::fprintf(stderr, "loom-bench pack: --reps must be >= 1\n");
+        std::fprintf(stderr, "%s: --reps must be >= 1\n", kTool);
         return 2;
       }
       reps_given = true;
@@ -125,16 +110,14 @@ int parse_options(int argc, char** argv, Options* opt) {
       time_given = true;
     } else if (arg == "--max-span") {
       const char* v = value("--max-span");
-      if (!v || !parse_size(v, &opt->max_span)) {
-        std::fprintf(stderr, "loom-bench pack: bad --max-span\n");
-        return 2;
-      }
+      if (!v) return 2;
+      if (!parse_size(v, &opt->max_span)) return bad_option_value(kTool, "--max-span");
     } else if (arg == "--json") {
       const char* v = value("--json");
       if (!v) return 2;
       opt->json_path = v;
     } else {
-      std::fprintf(stderr, "loom-bench pack: unknown option '%s'\n", arg.c_str());
+      std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, arg.c_str());
       print_help(stderr);
       return 2;
     }
@@ -150,21 +133,6 @@ int parse_options(int argc, char** argv, Options* opt) {
 
 // ---------------------------------------------------------------------------------------------
 // Memory and caches.
-
-// sysfs first: it describes the cache this (virtual) CPU really has, while sysconf may report
-// the whole package's L3 (384 MiB instead of 32 MiB on this machine's VM).
-int64_t cache_size(const char* sysfs_index, int sysconf_name, int64_t fallback) {
-  const std::string path =
-      std::string("/sys/devices/system/cpu/cpu0/cache/") + sysfs_index + "/size";
-  if (FILE* f = std::fopen(path.c_str(), "r")) {
-    long long kib = 0;
-    const int got = std::fscanf(f, "%lldK", &kib);
-    std::fclose(f);
-    if (got == 1 && kib > 0) return kib * 1024;
-  }
-  const long v = sysconf(sysconf_name);
-  return v > 0 ? v : fallback;
-}
 
 // Evicts the caches by reading a buffer larger than them: clean lines, so no write-backs are
 // charged to the next timed operation.
@@ -505,25 +473,6 @@ Overhead measure_overhead(const char* what, MPI_Datatype type, int count, int64_
 // ---------------------------------------------------------------------------------------------
 // Summary against the "Done when" targets.
 
-struct TargetLine {
-  TargetLine(std::string what, double target_value) : name(std::move(what)), target(target_value) {}
-  std::string name;
-  double value = 1e300;  // minima start high; geomeans are assigned
-  double target = 0;
-  bool has_value = false;
-  std::string worst_case;  // which case determined the value
-  int n = 0;
-  bool pass() const { return has_value && value >= target; }
-};
-
-TargetLine geomean_line(const char* what, const std::vector<double>& ratios) {
-  TargetLine t(what, kTargetGeomean);
-  t.has_value = !ratios.empty();
-  t.value = geomean(ratios);
-  t.n = static_cast<int>(ratios.size());
-  return t;
-}
-
 std::string case_label(const CaseResult& c, const char* dir) {
   return format("%s %s %s", c.entry->name, human_bytes(c.target_bytes).c_str(), dir);
 }
@@ -545,8 +494,8 @@ int run_pack(int argc, char** argv) {
 
   const std::string mpi_name = interpose::host_mpi_version();
   const bool loom_active = loom_is_active() != 0;
-  const int64_t l3 = cache_size("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
-  const int64_t l2 = cache_size("index2", _SC_LEVEL2_CACHE_SIZE, 1 * kMiB);
+  const int64_t l3 = cpu_cache_bytes("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
+  const int64_t l2 = cpu_cache_bytes("index2", _SC_LEVEL2_CACHE_SIZE, 1 * kMiB);
   CacheFlusher flusher(2 * l3 + 4 * l2);
 
   std::printf("loom-bench pack   host MPI: %s\n", mpi_name.c_str());
@@ -567,7 +516,7 @@ int run_pack(int argc, char** argv) {
     if (keep) entries.push_back(&e);
   }
   if (entries.empty()) {
-    std::fprintf(stderr, "loom-bench pack: no corpus type matches --types\n");
+    std::fprintf(stderr, "%s: no corpus type matches --types\n", kTool);
     MPI_Finalize();
     return 2;
   }
@@ -669,49 +618,42 @@ int run_pack(int argc, char** argv) {
       const double sp = dirs[d]->speedup();
       (d == 0 ? sp_pack : sp_unpack).push_back(sp);
       sp_all.push_back(sp);
-      worst.has_value = true;
-      ++worst.n;
       if (sp < kTargetWorst) ++below_worst;
-      if (sp < worst.value) {
-        worst.value = sp;
-        worst.worst_case = case_label(r, names[d]);
-      }
+      worst.add(sp, case_label(r, names[d]));
       if (!r.entry->regular || r.target_bytes < kOutOfCacheBytes) continue;
       const int64_t blk = r.shape.min_block_bytes;
       TargetLine* bucket = blk >= 1 && blk <= 4 ? &tiny : blk >= 16 ? &large : nullptr;
       if (!bucket) continue;
-      const double frac = dirs[d]->loom_vs_memcpy();
-      bucket->has_value = true;
-      ++bucket->n;
-      if (frac < bucket->value) {
-        bucket->value = frac;
-        bucket->worst_case = case_label(r, names[d]);
-      }
+      bucket->add(dirs[d]->loom_vs_memcpy(), case_label(r, names[d]));
     }
   }
-  TargetLine gm_pack = geomean_line("geomean Loom/host speed-up, pack", sp_pack);
-  TargetLine gm_unpack = geomean_line("geomean Loom/host speed-up, unpack", sp_unpack);
-  TargetLine gm_all = geomean_line("geomean Loom/host speed-up, overall", sp_all);
-  std::vector<TargetLine*> targets = {&gm_pack, &gm_unpack, &gm_all, &tiny, &large, &worst};
+  TargetLine gm_pack("geomean Loom/host speed-up, pack", kTargetGeomean);
+  TargetLine gm_unpack("geomean Loom/host speed-up, unpack", kTargetGeomean);
+  TargetLine gm_all("geomean Loom/host speed-up, overall", kTargetGeomean);
+  gm_pack.set_geomean(sp_pack);
+  gm_unpack.set_geomean(sp_unpack);
+  gm_all.set_geomean(sp_all);
+  const std::vector<const TargetLine*> targets = {&gm_pack, &gm_unpack, &gm_all,
+                                                  &tiny,    &large,     &worst};
 
   std::printf("\nSummary vs issue #2 \"Done when\" (this run, host %s, Loom %s):\n",
               mpi_name.c_str(), loom_active ? "active" : "INACTIVE");
   for (const TargetLine* t : targets) {
     const bool is_fraction = t == &tiny || t == &large;
-    std::string value = !t->has_value ? std::string("n/a")
-                        : is_fraction ? format("%.0f%%", 100 * t->value)
-                                      : format("%.2fx", t->value);
+    std::string value = !t->has_value() ? std::string("n/a")
+                        : is_fraction   ? format("%.0f%%", 100 * t->value)
+                                        : format("%.2fx", t->value);
     std::string target =
         is_fraction ? format(">= %.0f%%", 100 * t->target) : format(">= %.2fx", t->target);
     std::printf("  %-42s %-8s target %-8s %-4s (%d cases%s%s)\n", t->name.c_str(), value.c_str(),
                 target.c_str(),
-                !t->has_value ? "n/a"
-                : t->pass()   ? "PASS"
-                              : "FAIL",
-                t->n, t->worst_case.empty() ? "" : "; worst: ", t->worst_case.c_str());
+                !t->has_value() ? "n/a"
+                : t->pass()     ? "PASS"
+                                : "FAIL",
+                t->cases, t->worst_case.empty() ? "" : "; worst: ", t->worst_case.c_str());
   }
   std::printf("  cases below %.2fx: %d of %d (pack and unpack counted separately)\n", kTargetWorst,
-              below_worst, worst.n);
+              below_worst, worst.cases);
   std::printf("  verification (Loom bytes == host bytes, pack and unpack): %s (%d of %zu cases)\n",
               mismatches == 0 ? "PASS" : "FAIL", static_cast<int>(results.size()) - mismatches,
               results.size());
@@ -803,18 +745,7 @@ int run_pack(int argc, char** argv) {
     j.field("geomean_speedup_pack", gm_pack.value);
     j.field("geomean_speedup_unpack", gm_unpack.value);
     j.field("geomean_speedup", gm_all.value);
-    j.begin_array("targets");
-    for (const TargetLine* t : targets) {
-      j.begin_object();
-      j.field("name", t->name);
-      if (t->has_value) j.field("value", t->value);
-      j.field("target", t->target);
-      j.field("pass", t->pass());
-      j.field("cases", t->n);
-      j.field("worst_case", t->worst_case);
-      j.end_object();
-    }
-    j.end_array();
+    write_targets(j, targets);
     j.field("cases_below_worst_target", below_worst);
     j.field("verify_failures", mismatches);
     j.field("not_accelerated", not_accelerated);
@@ -829,7 +760,7 @@ int run_pack(int argc, char** argv) {
     }
     j.end_array();
     j.end_object();
-    if (!finish_json_report(j, opt.json_path, "loom-bench pack")) {
+    if (!finish_json_report(j, opt.json_path, kTool)) {
       MPI_Finalize();
       return 1;
     }

@@ -8,6 +8,7 @@
 // pattern unpacked by the host's engine. Timed samples alternate host and Loom so that drift and
 // noise hit both; a sample is a batch of round trips timed on rank 0, reported as one-way time.
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -84,13 +85,7 @@ int parse_options(int argc, char** argv, Options* opt) {
   bool sizes_given = false, blocks_given = false, reps_given = false, time_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s: %s needs a value\n", kTool, name);
-        return nullptr;
-      }
-      return argv[++i];
-    };
+    auto value = [&](const char* name) { return option_value(argc, argv, &i, kTool, name); };
     if (arg == "--help" || arg == "-h") {
       print_help(stdout);
       return 0;
@@ -98,11 +93,11 @@ int parse_options(int argc, char** argv, Options* opt) {
       opt->quick = true;
     } else if (arg == "--sizes") {
       const char* v = value("--sizes");
-      if (!v || !p2p::parse_size_list(kTool, "size", v, &opt->sizes)) return 2;
+      if (!v || !parse_size_list(kTool, "size", v, &opt->sizes)) return 2;
       sizes_given = true;
     } else if (arg == "--blocks") {
       const char* v = value("--blocks");
-      if (!v || !p2p::parse_size_list(kTool, "block size", v, &opt->blocks)) return 2;
+      if (!v || !parse_size_list(kTool, "block size", v, &opt->blocks)) return 2;
       blocks_given = true;
     } else if (arg == "--shapes") {
       const char* v = value("--shapes");
@@ -471,21 +466,6 @@ std::string usec_cell(const Summary& s) {
   return us(s.median) + " [" + us(s.p10) + "-" + us(s.p90) + "]";
 }
 
-struct TargetLine {
-  TargetLine(std::string what, double target_ratio) : name(std::move(what)), target(target_ratio) {}
-  std::string name;
-  double target = 0;
-  double value = 1e300;
-  int cases = 0;
-  std::string worst_case;
-  void add(double ratio, const std::string& label) {
-    ++cases;
-    if (ratio < value) value = ratio, worst_case = label;
-  }
-  bool has_value() const { return cases > 0; }
-  bool pass() const { return has_value() && value >= target; }
-};
-
 void write_json(const Options& opt, int64_t llc, const std::vector<CaseResult>& results,
                 const std::vector<std::string>& skipped, const std::vector<TargetLine>& targets,
                 int failures) {
@@ -534,18 +514,9 @@ void write_json(const Options& opt, int64_t llc, const std::vector<CaseResult>& 
   for (const auto& s : skipped) j.field(nullptr, s);
   j.end_array();
   j.begin_object("summary");
-  j.begin_array("targets");
-  for (const auto& t : targets) {
-    j.begin_object();
-    j.field("name", t.name);
-    if (t.has_value()) j.field("value", t.value);
-    j.field("target", t.target);
-    j.field("pass", t.pass());
-    j.field("cases", t.cases);
-    j.field("worst_case", t.worst_case);
-    j.end_object();
-  }
-  j.end_array();
+  std::vector<const TargetLine*> lines;
+  for (const auto& t : targets) lines.push_back(&t);
+  write_targets(j, lines);
   j.field("verify_failures", failures);
   j.end_object();
   finish_json_report(j, opt.json_path, kTool);  // a warning is enough: the table is printed
@@ -579,7 +550,7 @@ int run_pingpong(int argc, char** argv) {
 
   const std::string mpi_name = interpose::host_mpi_version();
   const bool loom_active = loom_is_active() != 0;
-  const int64_t llc = p2p::last_level_cache_bytes();
+  const int64_t llc = cpu_cache_bytes("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
   if (rank == 0) {
     std::printf("loom-bench pingpong   host MPI: %s   2 ranks\n", mpi_name.c_str());
     std::printf("Loom: %s   LLC %s   time bound %.2f s/case, samples %d..%d per path\n",

@@ -295,4 +295,60 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+bool parse_size_list(const char* tool, const char* what, const std::string& text,
+                     std::vector<int64_t>* out) {
+  out->clear();
+  for (const auto& item : split_commas(text)) {
+    int64_t v = 0;
+    if (!parse_size(item, &v)) {
+      std::fprintf(stderr, "%s: bad %s '%s'\n", tool, what, item.c_str());
+      return false;
+    }
+    out->push_back(v);
+  }
+  if (out->empty()) std::fprintf(stderr, "%s: empty %s list\n", tool, what);
+  return !out->empty();
+}
+
+int64_t cpu_cache_bytes(const char* sysfs_index, int sysconf_name, int64_t fallback) {
+  const std::string path =
+      std::string("/sys/devices/system/cpu/cpu0/cache/") + sysfs_index + "/size";
+  if (FILE* f = std::fopen(path.c_str(), "r")) {
+    long long kib = 0;
+    const int got = std::fscanf(f, "%lldK", &kib);
+    std::fclose(f);
+    if (got == 1 && kib > 0) return kib * 1024;
+  }
+  const long v = sysconf(sysconf_name);
+  return v > 0 ? v : fallback;
+}
+
+const char* option_value(int argc, char** argv, int* i, const char* tool, const char* option) {
+  if (*i + 1 >= argc) {
+    std::fprintf(stderr, "%s: %s needs a value\n", tool, option);
+    return nullptr;
+  }
+  return argv[++*i];
+}
+
+int bad_option_value(const char* tool, const char* option) {
+  std::fprintf(stderr, "%s: bad value for %s\n", tool, option);
+  return 2;
+}
+
+void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets) {
+  j.begin_array("targets");
+  for (const TargetLine* t : targets) {
+    j.begin_object();
+    j.field("name", t->name);
+    if (t->has_value()) j.field("value", t->value);
+    j.field("target", t->target);
+    j.field("pass", t->pass());
+    j.field("cases", t->cases);
+    j.field("worst_case", t->worst_case);
+    j.end_object();
+  }
+  j.end_array();
+}
+
 }  // namespace loom::bench

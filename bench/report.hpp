@@ -47,10 +47,24 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// Option parsing shared by the subcommands. `option_value` returns the argument after
+// argv[*i] and advances *i, or says "<tool>: <option> needs a value" and returns null;
+// `bad_option_value` says "<tool>: bad value for <option>" and returns exit code 2.
+const char* option_value(int argc, char** argv, int* i, const char* tool, const char* option);
+int bad_option_value(const char* tool, const char* option);
+
 // "64", "4K", "16MiB", "1.5M" -> bytes (K/M/G are binary units). False on malformed input.
 bool parse_size(const std::string& text, int64_t* out);
 // "a,b,,c" -> {"a", "b", "c"}: the list options of every subcommand.
 std::vector<std::string> split_commas(const std::string& s);
+// A comma-separated list of sizes; false (and a message naming `what`) on a bad item.
+bool parse_size_list(const char* tool, const char* what, const std::string& text,
+                     std::vector<int64_t>* out);
+
+// A cache of this (virtual) CPU, e.g. ("index3", _SC_LEVEL3_CACHE_SIZE). sysfs first: it
+// describes the cache this CPU really has, while sysconf may report the whole package's L3
+// (384 MiB instead of 32 MiB on this machine's VM).
+int64_t cpu_cache_bytes(const char* sysfs_index, int sysconf_name, int64_t fallback);
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string human_bytes(int64_t bytes);
@@ -78,6 +92,29 @@ class JsonWriter {
   std::string out_;
   std::vector<bool> first_;
 };
+
+// One line of a summary against an issue's "Done when": the minimum of `add`ed values
+// (and the case that set it), or a geomean.
+struct TargetLine {
+  TargetLine(std::string what, double target_value) : name(std::move(what)), target(target_value) {}
+  std::string name;
+  double target = 0;
+  double value = 1e300;  // minima start high
+  int cases = 0;
+  std::string worst_case;
+  void add(double v, const std::string& label) {
+    ++cases;
+    if (v < value) value = v, worst_case = label;
+  }
+  void set_geomean(const std::vector<double>& values) {
+    cases = static_cast<int>(values.size());
+    value = geomean(values);
+  }
+  bool has_value() const { return cases > 0; }
+  bool pass() const { return has_value() && value >= target; }
+};
+// "targets": [{name, value, target, pass, cases, worst_case}, ...]
+void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets);
 
 // What every benchmark's JSON result records about the run, ahead of its own "options" and
 // results. Fields left empty are not written.

@@ -16,10 +16,13 @@ import sys
 
 def load_plotter(subcommand):
     here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(here, "plots", f"{subcommand}.py")
+    plots = os.path.join(here, "plots")
+    path = os.path.join(plots, f"{subcommand}.py")
     if not os.path.isfile(path):
         sys.exit(f"plot_bench: no plotter for subcommand '{subcommand}' ({path} missing)")
-    # Loaded by path, so tools/plots needs no __init__.py and works from any directory.
+    # Loaded by path, so tools/plots needs no __init__.py and works from any directory;
+    # the plotters import their shared helpers as `common`.
+    sys.path.insert(0, plots)
     spec = importlib.util.spec_from_file_location(f"loom_plots_{subcommand}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

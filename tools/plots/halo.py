@@ -4,9 +4,10 @@ One bar chart: time per 26-neighbour halo exchange, host MPI vs Loom, per varian
 grid size (error bars = p10..p90 over the timed samples), with the host/Loom ratio on top.
 Returns the PNG paths.
 """
-import os
 
 import matplotlib.pyplot as plt
+
+from common import save
 
 
 def plot(data: dict, outdir: str) -> list:
@@ -41,8 +42,4 @@ def plot(data: dict, outdir: str) -> list:
                  f"({opts.get('layout', '?')}); host: {mpi.get('name', 'host MPI')}", fontsize=9)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(outdir, "halo_exchange.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save(fig, outdir, "halo_exchange.png")]

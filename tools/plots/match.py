@@ -6,6 +6,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from common import save  # noqa: E402
+
 
 def _sweep_plot(data, traffic, wildcard_pct, position, outdir):
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -28,14 +30,10 @@ def _sweep_plot(data, traffic, wildcard_pct, position, outdir):
     ax.set_title(f"match at {position}, {traffic} traffic, {wildcard_pct}% wildcard receives")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
-    path = os.path.join(outdir, f"match_sweep_{traffic}_{wildcard_pct}pct_{position}.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, outdir, f"match_sweep_{traffic}_{wildcard_pct}pct_{position}.png", dpi=120)
 
 
-def _bar_plot(labels, series, ylabel, title, path):
+def _bar_plot(labels, series, ylabel, title, outdir, filename):
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels) * len(series)), 4.5))
     width = 0.8 / max(1, len(series))
     for i, (name, values) in enumerate(series.items()):
@@ -46,10 +44,7 @@ def _bar_plot(labels, series, ylabel, title, path):
     ax.set_title(title)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, outdir, filename, dpi=120)
 
 
 def plot(data: dict, outdir: str) -> list[str]:
@@ -71,7 +66,7 @@ def plot(data: dict, outdir: str) -> list[str]:
             {"posted": [m["posted_bytes_per_entry"] for m in data["memory"]],
              "unexpected": [m["unexpected_bytes_per_entry"] for m in data["memory"]]},
             "bytes per entry", "memory per queued entry (depth 4096)",
-            os.path.join(outdir, "match_memory.png")))
+            outdir, "match_memory.png"))
 
     mixes = sorted({m["mix"] for m in data["mixes"]})
     if mixes:
@@ -81,7 +76,7 @@ def plot(data: dict, outdir: str) -> list[str]:
                           if m["mix"] == mix and m["backend"] == backend), 0) for mix in mixes]
             series[backend] = vals
         paths.append(_bar_plot(mixes, series, "ns per operation (median)",
-                               "application-like mixes", os.path.join(outdir, "match_mixes.png")))
+                               "application-like mixes", outdir, "match_mixes.png"))
 
     if data.get("threads"):
         labels, series = [], {}
@@ -95,5 +90,5 @@ def plot(data: dict, outdir: str) -> list[str]:
                                   and t["mode"] == mode), 0) for label in labels]
         paths.append(_bar_plot(labels, series, "million matches / s",
                                "two-thread match rate (one posting + one arriving thread)",
-                               os.path.join(outdir, "match_threads.png")))
+                               outdir, "match_threads.png"))
     return paths

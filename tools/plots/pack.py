@@ -5,10 +5,11 @@ error bars = p10..p90 over the timed samples), plus bar charts of the Loom/host 
 Loom as a fraction of memcpy at the largest measured size. Returns the PNG paths.
 """
 import math
-import os
 from collections import OrderedDict
 
 import matplotlib.pyplot as plt
+
+from common import group_by, log_size_axis, panel_grid, save, size_label
 
 FAMILY_TITLES = {
     "1d": "1-D strided (vector, stride 2x block)",
@@ -24,33 +25,13 @@ STYLE = {  # variant -> (label, color, marker)
 }
 
 
-def _by_type(cases):
-    types = OrderedDict()
-    for c in cases:
-        types.setdefault(c["type"], []).append(c)
-    for lst in types.values():
-        lst.sort(key=lambda c: c["packed_bytes"])
-    return types
-
-
-def _size_label(nbytes):
-    for unit, div in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if nbytes >= div:
-            v = nbytes / div
-            return f"{v:.0f}{unit}" if abs(v - round(v)) < 0.05 else f"{v:.1f}{unit}"
-    return f"{nbytes}B"
-
-
 def _gbps(c, direction, variant):
     return c[direction][f"{variant}_gbps"]
 
 
 def _throughput_figure(family, types, direction, mpi_name, outdir):
-    n = len(types)
-    cols = min(4, n)
-    rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
-    for ax, (name, cases) in zip(axes.flat, types.items()):
+    fig, axes = panel_grid(len(types))
+    for ax, (name, cases) in zip(axes, types.items()):
         x = [c["packed_bytes"] for c in cases]
         for variant, (label, color, marker) in STYLE.items():
             y = [_gbps(c, direction, variant) for c in cases]
@@ -68,24 +49,16 @@ def _throughput_figure(family, types, direction, mpi_name, outdir):
             elif c[f"route_{direction}"] != "loom":
                 ax.annotate("host", (c["packed_bytes"], _gbps(c, direction, "loom")),
                             color="tab:orange", fontsize=7)
-        ax.set_xscale("log", base=2)
+        log_size_axis(ax, x)
         ax.set_yscale("log")
-        ax.set_xticks(x)
-        ax.set_xticklabels([_size_label(v) for v in x], fontsize=7)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("packed bytes", fontsize=8)
         ax.set_ylabel("GB/s", fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
-    for ax in list(axes.flat)[n:]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=7)
+    axes[0].legend(fontsize=7)
     fig.suptitle(f"MPI_{direction.capitalize()} throughput: {FAMILY_TITLES.get(family, family)}"
                  f" (host: {mpi_name})", fontsize=10)
-    fig.tight_layout()
-    path = os.path.join(outdir, f"pack_{family}_{direction}.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, outdir, f"pack_{family}_{direction}.png")
 
 
 def _geomean(values):
@@ -113,11 +86,7 @@ def _speedup_figure(types, mpi_name, summary, outdir):
                  f"Loom vs {mpi_name}", fontsize=10)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = os.path.join(outdir, "pack_speedup.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, outdir, "pack_speedup.png")
 
 
 def _memcpy_fraction_figure(types, mpi_name, outdir):
@@ -125,7 +94,7 @@ def _memcpy_fraction_figure(types, mpi_name, outdir):
     for name, cases in types.items():
         big = cases[-1]  # largest measured size of this type
         names.append(name)
-        labels.append(f"{name} ({_size_label(big['packed_bytes'])}, {big['cache']})")
+        labels.append(f"{name} ({size_label(big['packed_bytes'])}, {big['cache']})")
         loom.append(100 * min(big["pack"]["loom_vs_memcpy"], big["unpack"]["loom_vs_memcpy"]))
         host.append(100 * min(big["pack"]["host_vs_memcpy"], big["unpack"]["host_vs_memcpy"]))
     fig, ax = plt.subplots(figsize=(max(8, 0.38 * len(names)), 4.8))
@@ -141,11 +110,7 @@ def _memcpy_fraction_figure(types, mpi_name, outdir):
                  fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = os.path.join(outdir, "pack_vs_memcpy.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, outdir, "pack_vs_memcpy.png")
 
 
 def plot(data: dict, outdir: str) -> list:
@@ -158,10 +123,10 @@ def plot(data: dict, outdir: str) -> list:
         families.setdefault(c["family"], []).append(c)
     paths = []
     for family, fam_cases in families.items():
-        types = _by_type(fam_cases)
+        types = group_by(fam_cases, "type")
         for direction in ("pack", "unpack"):
             paths.append(_throughput_figure(family, types, direction, mpi_name, outdir))
-    all_types = _by_type(cases)
+    all_types = group_by(cases, "type")
     paths.append(_speedup_figure(all_types, mpi_name, data.get("summary", {}), outdir))
     paths.append(_memcpy_fraction_figure(all_types, mpi_name, outdir))
     return paths
