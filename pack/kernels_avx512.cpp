@@ -110,7 +110,83 @@ void unpack_row(char* strided, const char* packed, int64_t n, const Window& w, _
   }
 }
 
+// Transposed slabs whose rows interleave block by block (row_stride == block: FFT2D's
+// resized column vector with a count): 64 / block consecutive rows of one column are one
+// contiguous 64-byte run of user memory, all of it block bytes, and a line of its own.
+// Both directions move such runs whole, a band of columns at a time: unpack gathers a run
+// from as many packed rows and writes it with one full store instead of 64 / block partial
+// ones. Measured on FFT2D against the row/tile walk (MPICH 4.0 host ratios): unpack 16 KiB
+// 0.72x -> 1.2-1.4x, 32 MiB 0.85x -> 1.1-1.3x; pack 16 KiB-4 MiB 1.2-2.4x -> 2.4-3.4x.
+// Columns must not overlap (stride >= rows * block): the moves leave typemap order.
+// A band of columns keeps the user pages in flight few (each column is a page of its own
+// once columns are 4 KiB apart): all columns at once ran 2x slower at 64 MiB.
+constexpr int64_t kInterleavedBand = 16;
+
+bool rows_interleave(const Slab& s) {
+  return (s.block == 8 || s.block == 16) && s.row_stride == s.block &&
+         s.rows >= kWindow / s.block && s.stride >= s.rows * s.block;
+}
+
+void unpack_interleaved_rows(char* strided, const char* packed, const Slab& s) {
+  const int64_t k = kWindow / s.block, packed_row = s.n * s.block;
+  const int64_t full_rows = s.rows - s.rows % k;
+  constexpr int64_t kBand = kInterleavedBand;
+  for (int64_t i0 = 0; i0 < s.n; i0 += kBand) {
+    const int64_t i1 = std::min(s.n, i0 + kBand);
+    for (int64_t r = 0; r < full_rows; r += k) {
+      const char* p = packed + r * packed_row + i0 * s.block;
+      char* u = strided + r * s.block + i0 * s.stride;
+      for (int64_t i = i0; i < i1; ++i, p += s.block, u += s.stride) {
+        __m512i v;
+        if (s.block == 16) {
+          auto row = [&](int64_t j) {
+            return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j * packed_row));
+          };
+          v = _mm512_inserti32x4(_mm512_castsi128_si512(row(0)), row(1), 1);
+          v = _mm512_inserti32x4(v, row(2), 2);
+          v = _mm512_inserti32x4(v, row(3), 3);
+        } else {
+          auto row = [&](int64_t j) {
+            long long q;
+            std::memcpy(&q, p + j * packed_row, 8);
+            return q;
+          };
+          v = _mm512_set_epi64(row(7), row(6), row(5), row(4), row(3), row(2), row(1), row(0));
+        }
+        _mm512_storeu_si512(u, v);
+      }
+    }
+  }
+  const int64_t r = full_rows;
+  if (r < s.rows)
+    unpack_slab_blocks(strided + r * s.block, packed + r * packed_row,
+                       {s.block, s.n, s.stride, s.rows - r, s.row_stride});
+}
+
+template <int64_t kBlock>
+void pack_interleaved_rows(char* packed, const char* strided, const Slab& s) {
+  const int64_t k = kWindow / kBlock, packed_row = s.n * kBlock;
+  const int64_t full_rows = s.rows - s.rows % k;
+  constexpr int64_t kBand = kInterleavedBand;
+  for (int64_t i0 = 0; i0 < s.n; i0 += kBand) {
+    const int64_t i1 = std::min(s.n, i0 + kBand);
+    for (int64_t r = 0; r < full_rows; r += k) {
+      char* p = packed + r * packed_row + i0 * kBlock;
+      const char* u = strided + r * kBlock + i0 * s.stride;
+      for (int64_t i = i0; i < i1; ++i, p += kBlock, u += s.stride)
+        for (int64_t j = 0; j < k; ++j) std::memcpy(p + j * packed_row, u + j * kBlock, kBlock);
+    }
+  }
+  const int64_t r = full_rows;
+  if (r < s.rows)
+    pack_slab_blocks(packed + r * packed_row, strided + r * kBlock,
+                     {s.block, s.n, s.stride, s.rows - r, s.row_stride});
+}
+
 void pack_avx512(char* packed, const char* strided, const Slab& s) {
+  if (rows_interleave(s))
+    return s.block == 8 ? pack_interleaved_rows<8>(packed, strided, s)
+                        : pack_interleaved_rows<16>(packed, strided, s);
   if (!window_applies(s)) return pack_slab_blocks(packed, strided, s);
   const Window& w = window_for(s.block, s.stride);
   const __m512i gather = _mm512_load_si512(w.gather);
@@ -126,6 +202,7 @@ constexpr int64_t kMaskedUnpackBytes = int64_t{16} << 20;  // half the L3 of the
 constexpr int64_t kPlainUnpackMinBlock = 4;
 
 void unpack_avx512(char* strided, const char* packed, const Slab& s) {
+  if (rows_interleave(s)) return unpack_interleaved_rows(strided, packed, s);
   if (!window_applies(s) ||
       (s.block >= kPlainUnpackMinBlock && s.block * s.n * s.rows > kMaskedUnpackBytes))
     return unpack_slab_blocks(strided, packed, s);

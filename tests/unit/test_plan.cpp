@@ -110,6 +110,21 @@ TEST(Plan, CountFoldsIntoOuterDimension) {
   }
 }
 
+// A matrix column resized to one element and packed with a count (FFT2D's transpose): rows
+// interleave block by block, which unpack moves several rows at a time. Row counts that are
+// not a multiple of that, and column counts over one sweep's band, leave remainders.
+TEST(Plan, TransposedColumnsOfEightAndSixteenBytes) {
+  for (pack::Isa isa : supported_isas())
+    for (int64_t block : {8, 16})
+      for (int64_t n : {3, 4, 7, 8, 9, 17, 70}) {
+        const auto column = types::make_repeat(n, n * block, types::make_dense(block));
+        check_plan({{0, column}}, n, block, isa,
+                   std::string(pack::isa_name(isa)) + " block " + std::to_string(block) + " n " +
+                       std::to_string(n));
+        if (HasFatalFailure()) return;
+      }
+}
+
 TEST(Plan, KindsAreChosenByShape) {
   using types::make_dense;
   using types::make_repeat;
