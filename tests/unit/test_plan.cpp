@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -123,6 +124,38 @@ TEST(Plan, TransposedColumnsOfEightAndSixteenBytes) {
                        std::to_string(n));
         if (HasFatalFailure()) return;
       }
+}
+
+// Slabs beyond the out-of-cache size pack with non-temporal stores where the output is
+// line-aligned; an output one byte off takes the plain path. Both must give the same bytes.
+TEST(Plan, OutOfCacheSlabsPackTheSameBytes) {
+  constexpr int64_t kPacked = (int64_t{17} << 20) + 4096;  // above the 16 MiB switch
+  struct Shape {
+    int64_t block, stride;
+  };
+  for (Shape shape : {Shape{4, 8}, Shape{2, 4}, Shape{64, 128}, Shape{256, 320}, Shape{192, 256}}) {
+    const int64_t n = kPacked / shape.block;
+    const auto layout =
+        types::Layout{{0, types::make_repeat(n, shape.stride, types::make_dense(shape.block))}};
+    const int64_t span = (n - 1) * shape.stride + shape.block;
+    std::vector<char> user(static_cast<size_t>(span));
+    for (size_t i = 0; i < user.size(); ++i) user[i] = static_cast<char>(i * 131 + 7);
+    std::vector<char> expect(static_cast<size_t>(kPacked));
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(expect.data() + i * shape.block, user.data() + i * shape.stride,
+                  static_cast<size_t>(shape.block));
+    char* out = static_cast<char*>(std::aligned_alloc(64, static_cast<size_t>(kPacked + 64)));
+    ASSERT_NE(out, nullptr);
+    for (pack::Isa isa : supported_isas())
+      for (int64_t offset : {0, 1}) {
+        const pack::Plan plan(types::canonicalize(layout), 0, isa);
+        std::memset(out, 0, static_cast<size_t>(kPacked + 64));
+        plan.pack(user.data(), 1, out + offset);
+        EXPECT_EQ(0, std::memcmp(expect.data(), out + offset, static_cast<size_t>(kPacked)))
+            << pack::isa_name(isa) << " block " << shape.block << " offset " << offset;
+      }
+    std::free(out);
+  }
 }
 
 TEST(Plan, KindsAreChosenByShape) {
