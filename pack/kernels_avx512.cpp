@@ -255,8 +255,8 @@ void pack_lines_streaming(char* packed, const char* strided, const Slab& s) {
 // are produced (two windows of 1-8 byte blocks at stride 2x, or blocks of a multiple of 64
 // bytes from 256 up) they are written with non-temporal stores, which skip each line's
 // read-for-ownership. Measured at 32-64 MiB in alternating runs (GB/s, plain -> streamed):
-// 1-4 byte blocks 12-13 -> 14-15.5, 512 B 13-14 -> 14-17, 4 KiB 12-13 -> 14-15.6; 256 B
-// unchanged; 64 B blocks lost (11-12 -> 8-9), so they keep plain stores.
+// 1-4 byte blocks 12-13 -> 14-15.5, 512 B 13-14 -> 14-17, 4 KiB 12-13 -> 14-15.6, 256 B
+// 11-12 -> 11.4-12.3; 64 B blocks lost (11-12 -> 8-9), so they keep plain stores.
 constexpr int64_t kStreamMinBlock = 256;
 void pack_avx512(char* packed, const char* strided, const Slab& s) {
   if (rows_interleave(s))
