@@ -74,13 +74,19 @@ inline __m512i permute_bytes(__m512i index, __m512i v) {
 
 // From 16-byte blocks up, one plain vector move per block beats the window (measured:
 // 1.1-1.6x on 16-byte 1-D/2-D/3-D sweeps), except when packing long rows of 16-byte blocks
-// at most 48 bytes apart, where window pairs fill whole 64-byte stores (1-D sweep vs
+// 25-48 bytes apart, where window pairs fill whole 64-byte stores (1-D sweep vs
 // MPICH 4.0, 16 KiB-4 MiB: 1.05-1.19x -> 1.45-2.07x; short 3-D rows lost: 0.97 -> 0.74x).
 constexpr int64_t kLongRowBlocks = 64;
 
+// Whether two windows' packed bytes fit one vector (see pack_row).
+bool window_pairs_fit(int64_t block, int64_t stride) {
+  return 2 * ((kWindow - block) / stride + 1) * block <= kWindow;
+}
+
 bool window_applies(const Slab& s, bool pack) {
   const bool small = s.block > 0 && s.block < 16;
-  const bool long_pairs = pack && s.block == 16 && s.stride <= 48 && s.n >= kLongRowBlocks;
+  const bool long_pairs = pack && s.block == 16 && s.stride <= 48 &&
+                          window_pairs_fit(s.block, s.stride) && s.n >= kLongRowBlocks;
   return (small || long_pairs) && s.stride > s.block && s.block + s.stride <= kWindow && s.n >= 2;
 }
 
@@ -90,7 +96,7 @@ void pack_row(char* packed, const char* strided, int64_t n, const Window& w, __m
   const char* packed_end = packed + n * w.block;
   const int64_t step = w.blocks * w.stride;
   int64_t done = 0;
-  if (2 * w.packed_bytes <= kWindow) {
+  if (window_pairs_fit(w.block, w.stride)) {
     // One full store per two windows instead of two overlapping ones (blocks at stride 2x
     // fill it exactly, and it stays aligned when the packed buffer is). Measured in one
     // state of this machine: 4-byte blocks at 16-256 KiB 23-28 -> 38-39 GB/s, 8-byte
@@ -135,7 +141,7 @@ void unpack_row(char* strided, const char* packed, int64_t n, const Window& w, _
   const char* packed_end = packed + n * w.block;
   const int64_t step = w.blocks * w.stride;
   int64_t done = 0;
-  if (2 * w.packed_bytes <= kWindow) {
+  if (window_pairs_fit(w.block, w.stride)) {
     // One load feeds two windows (1-8 byte blocks at stride 2x, 16-256 KiB: 35-38 -> 51-61
     // GB/s, in alternating runs here).
     const __m512i second = _mm512_load_si512(w.scatter_second);
