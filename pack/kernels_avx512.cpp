@@ -84,10 +84,9 @@ bool window_pairs_fit(int64_t block, int64_t stride) {
 }
 
 bool window_applies(const Slab& s, bool pack) {
-  const bool small = s.block > 0 && s.block < 16;
-  const bool long_pairs = pack && s.block == 16 && s.stride <= 48 &&
-                          window_pairs_fit(s.block, s.stride) && s.n >= kLongRowBlocks;
-  return (small || long_pairs) && s.stride > s.block && s.block + s.stride <= kWindow && s.n >= 2;
+  if (s.block <= 0 || s.stride <= s.block || s.block + s.stride > kWindow || s.n < 2) return false;
+  return s.block < 16 ||
+         (pack && s.block == 16 && window_pairs_fit(s.block, s.stride) && s.n >= kLongRowBlocks);
 }
 
 void pack_row(char* packed, const char* strided, int64_t n, const Window& w, __m512i gather,
