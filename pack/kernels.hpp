@@ -14,7 +14,13 @@ enum class Isa : uint8_t { Scalar, Avx2, Avx512 };
 // follow each other row by row.
 struct Slab {
   int64_t block, n, stride, rows, row_stride;
+  // The whole pack or unpack this slab belongs to moves more than kOutOfCacheBytes: its
+  // lines will not stay cached, which changes the best stores (kernels_avx512.cpp).
+  bool out_of_cache = false;
 };
+
+// Half the L3 of the EPYC this was tuned on.
+constexpr int64_t kOutOfCacheBytes = int64_t{16} << 20;
 
 // Offset/length lists: entry i is `len[i]` bytes at `base + disp[i]`. When every entry
 // has the same length (indexed_block types), `uniform_len` holds it and the copy loop

@@ -241,8 +241,9 @@ Slab slab_of(const Op& op) {
 }  // namespace
 
 template <bool kPack>
-void Plan::run_strided(const Op& op, uintptr_t base, char* packed) const {
-  const Slab slab = slab_of(op);
+void Plan::run_strided(const Op& op, uintptr_t base, char* packed, bool out_of_cache) const {
+  Slab slab = slab_of(op);
+  slab.out_of_cache = out_of_cache;
   const int64_t slab_bytes = slab.block * slab.n * slab.rows;
   for_each_slab(op, base, [&](const char* origin) {
     if constexpr (kPack)
@@ -254,7 +255,8 @@ void Plan::run_strided(const Op& op, uintptr_t base, char* packed) const {
 }
 
 template <bool kPack>
-void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) const {
+void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed,
+               bool out_of_cache) const {
   for (uint32_t i = first; i < last; ++i) {
     const Op& op = ops_[i];
     switch (op.kind) {
@@ -265,7 +267,7 @@ void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) con
           std::memcpy(const_cast<char*>(at(base, op.disp)), packed, static_cast<size_t>(op.block));
         break;
       case Op::Kind::Strided:
-        run_strided<kPack>(op, base, packed);
+        run_strided<kPack>(op, base, packed, out_of_cache);
         break;
       case Op::Kind::List: {
         const BlockList list{list_disp_.data() + op.first, list_len_.data() + op.first,
@@ -280,7 +282,7 @@ void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) con
         char* out = packed;
         for (int64_t k = 0; k < op.count[0]; ++k)
           run<kPack>(op.first, op.last, base + static_cast<uintptr_t>(op.disp + k * op.stride[0]),
-                     out);
+                     out, out_of_cache);
         break;
       }
     }
@@ -300,6 +302,7 @@ void Plan::execute(uintptr_t base, int64_t count, char* packed) const {
       std::memcpy(user, packed, bytes);
     return;
   }
+  const bool out_of_cache = count * size_ > kOutOfCacheBytes;
   if (count > 1 && top_ops_ == 1) {
     // A single-op element: fold the count into the op as one more (outer) dimension.
     Op op = ops_[0];
@@ -320,11 +323,11 @@ void Plan::execute(uintptr_t base, int64_t count, char* packed) const {
         op.stride[op.ndims] = extent_;
         ++op.ndims;
       }
-      return run_strided<kPack>(op, base, packed);
+      return run_strided<kPack>(op, base, packed, out_of_cache);
     }
   }
   for (int64_t i = 0; i < count; ++i)
-    run<kPack>(0, top_ops_, base + static_cast<uintptr_t>(i * extent_), packed);
+    run<kPack>(0, top_ops_, base + static_cast<uintptr_t>(i * extent_), packed, out_of_cache);
 }
 
 void Plan::pack(const void* base, int64_t count, void* packed) const {

@@ -56,9 +56,9 @@ class Plan {
   Op make_list(const Op* first, const Op* last);
   void add_node(int64_t disp, const types::NodeRef& node);
   template <bool kPack>
-  void run(uint32_t first, uint32_t last, uintptr_t base, char*& packed) const;
+  void run(uint32_t first, uint32_t last, uintptr_t base, char*& packed, bool out_of_cache) const;
   template <bool kPack>
-  void run_strided(const Op& op, uintptr_t base, char* packed) const;
+  void run_strided(const Op& op, uintptr_t base, char* packed, bool out_of_cache) const;
   template <bool kPack>
   void execute(uintptr_t base, int64_t count, char* packed) const;
 
