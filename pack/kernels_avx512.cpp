@@ -303,8 +303,42 @@ void pack_avx512(char* packed, const char* strided, const Slab& s) {
 // keep the window: a store per byte is slower still.
 constexpr int64_t kPlainUnpackMinBlock = 4;
 
+// Unpack's counterpart of pack_lines_streaming, for blocks of whole, aligned 64-byte lines
+// in an out-of-cache unpack: nothing between blocks is written. Measured at 32-64 MiB
+// against Open MPI in alternating runs: 256 B blocks 0.96x -> 1.68x, 4 KiB 1.0x -> 1.45x,
+// 3-D 512 B 0.95x -> 1.15-1.53x.
+bool lines_stream_out(const char* strided, const Slab& s) {
+  return s.out_of_cache && s.block >= kStreamMinBlock && s.block % kWindow == 0 &&
+         s.stride % kWindow == 0 && s.row_stride % kWindow == 0 &&
+         (reinterpret_cast<uintptr_t>(strided) & (kWindow - 1)) == 0;
+}
+
+void unpack_lines_streaming(char* strided, const char* packed, const Slab& s) {
+  for (int64_t r = 0; r < s.rows; ++r) {
+    char* row = strided + r * s.row_stride;
+    for (int64_t i = 0; i < s.n; ++i) {
+      char* block = row + i * s.stride;
+      int64_t off = 0;
+      for (; off + 4 * kWindow <= s.block; off += 4 * kWindow, packed += 4 * kWindow) {
+        const __m512i a = _mm512_loadu_si512(packed);
+        const __m512i b = _mm512_loadu_si512(packed + kWindow);
+        const __m512i c = _mm512_loadu_si512(packed + 2 * kWindow);
+        const __m512i d = _mm512_loadu_si512(packed + 3 * kWindow);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off), a);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off + kWindow), b);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off + 2 * kWindow), c);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off + 3 * kWindow), d);
+      }
+      for (; off < s.block; off += kWindow, packed += kWindow)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off), _mm512_loadu_si512(packed));
+    }
+  }
+  _mm_sfence();
+}
+
 void unpack_avx512(char* strided, const char* packed, const Slab& s) {
   if (rows_interleave(s)) return unpack_interleaved_rows(strided, packed, s);
+  if (lines_stream_out(strided, s)) return unpack_lines_streaming(strided, packed, s);
   if (!window_applies(s, false) || (s.block >= kPlainUnpackMinBlock && s.out_of_cache))
     return unpack_slab_blocks(strided, packed, s);
   const Window& w = window_for(s.block, s.stride);

@@ -137,34 +137,53 @@ TEST(Plan, TransposedColumnsOfEightAndSixteenBytes) {
       }
 }
 
-// Slabs beyond the out-of-cache size pack with non-temporal stores where the output is
-// line-aligned; an output one byte off takes the plain path. Both must give the same bytes.
-TEST(Plan, OutOfCacheSlabsPackTheSameBytes) {
+// Packs and unpacks beyond the out-of-cache size take other stores (non-temporal where
+// whole aligned lines come out, plain instead of byte-masked); buffers one byte off
+// line alignment take the ordinary paths. All must move the same bytes, and unpack must
+// leave the gaps alone.
+TEST(Plan, OutOfCacheSlabsMoveTheSameBytes) {
   constexpr int64_t kPacked = (int64_t{17} << 20) + 4096;  // above the 16 MiB switch
   struct Shape {
     int64_t block, stride;
+  };
+  auto aligned = [](int64_t bytes) {
+    return static_cast<char*>(std::aligned_alloc(64, static_cast<size_t>(bytes + 128)));
   };
   for (Shape shape : {Shape{4, 8}, Shape{2, 4}, Shape{64, 128}, Shape{256, 320}, Shape{192, 256}}) {
     const int64_t n = kPacked / shape.block;
     const auto layout =
         types::Layout{{0, types::make_repeat(n, shape.stride, types::make_dense(shape.block))}};
     const int64_t span = (n - 1) * shape.stride + shape.block;
-    std::vector<char> user(static_cast<size_t>(span));
-    for (size_t i = 0; i < user.size(); ++i) user[i] = static_cast<char>(i * 131 + 7);
-    std::vector<char> expect(static_cast<size_t>(kPacked));
-    for (int64_t i = 0; i < n; ++i)
-      std::memcpy(expect.data() + i * shape.block, user.data() + i * shape.stride,
-                  static_cast<size_t>(shape.block));
-    char* out = static_cast<char*>(std::aligned_alloc(64, static_cast<size_t>(kPacked + 64)));
-    ASSERT_NE(out, nullptr);
-    for (pack::Isa isa : supported_isas())
-      for (int64_t offset : {0, 1}) {
+    char* user = aligned(span);
+    char* out = aligned(kPacked);
+    ASSERT_TRUE(user && out);
+    for (int64_t offset : {0, 1}) {
+      char* const u = user + offset;
+      for (int64_t i = 0; i < span; ++i) u[i] = static_cast<char>(i * 131 + 7);
+      std::vector<char> expect(static_cast<size_t>(kPacked));
+      std::vector<char> unpacked(static_cast<size_t>(span), char(0x5A));  // gaps untouched
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(expect.data() + i * shape.block, u + i * shape.stride,
+                    static_cast<size_t>(shape.block));
+        std::memcpy(unpacked.data() + i * shape.stride, u + i * shape.stride,
+                    static_cast<size_t>(shape.block));
+      }
+      for (pack::Isa isa : supported_isas()) {
+        const std::string what = std::string(pack::isa_name(isa)) + " block " +
+                                 std::to_string(shape.block) + " offset " + std::to_string(offset);
         const pack::Plan plan(types::canonicalize(layout), 0, isa);
         std::memset(out, 0, static_cast<size_t>(kPacked + 64));
-        plan.pack(user.data(), 1, out + offset);
-        EXPECT_EQ(0, std::memcmp(expect.data(), out + offset, static_cast<size_t>(kPacked)))
-            << pack::isa_name(isa) << " block " << shape.block << " offset " << offset;
+        plan.pack(u, 1, out + offset);
+        ASSERT_EQ(0, std::memcmp(expect.data(), out + offset, static_cast<size_t>(kPacked)))
+            << what;
+        std::memset(u, 0x5A, static_cast<size_t>(span));
+        plan.unpack(out + offset, 1, u);
+        ASSERT_EQ(0, std::memcmp(unpacked.data(), u, static_cast<size_t>(span)))
+            << what << " (unpack)";
+        for (int64_t i = 0; i < span; ++i) u[i] = static_cast<char>(i * 131 + 7);
       }
+    }
+    std::free(user);
     std::free(out);
   }
 }
