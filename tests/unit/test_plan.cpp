@@ -146,8 +146,9 @@ TEST(Plan, OutOfCacheSlabsMoveTheSameBytes) {
   struct Shape {
     int64_t block, stride;
   };
-  auto aligned = [](int64_t bytes) {
-    return static_cast<char*>(std::aligned_alloc(64, static_cast<size_t>(bytes + 128)));
+  auto aligned = [](int64_t bytes) {  // C11 wants a size that is a multiple of the alignment
+    const size_t rounded = (static_cast<size_t>(bytes) + 128 + 63) & ~size_t{63};
+    return static_cast<char*>(std::aligned_alloc(64, rounded));
   };
   for (Shape shape : {Shape{4, 8}, Shape{2, 4}, Shape{64, 128}, Shape{256, 320}, Shape{192, 256}}) {
     const int64_t n = kPacked / shape.block;
