@@ -43,6 +43,12 @@ constexpr int64_t kWarmRoundTripBelowBytes = 1 * kMiB;
 // take 0.3 s per message) is sampled kLongPointSamples times: such long samples vary little.
 constexpr double kLongRoundSeconds = 0.05;
 constexpr int kLongPointSamples = 3;
+// A point whose contiguous probe took this much longer than the best probe of its size was
+// measured while the machine ran slow; it is measured again, up to this many more times. (The
+// probes of one calm pass vary up to 1.5x with the cache state the point leaves; a slow spell
+// makes them 2-2.5x slower.)
+constexpr double kDegradedProbeRatio = 1.75;
+constexpr int kRemeasurePasses = 3;
 
 struct Options {
   bool quick = false;
@@ -438,42 +444,101 @@ int run_measure(int argc, char** argv) {
   const int64_t widest = *std::max_element(grid.spreads.begin(), grid.spreads.end());
   Buffer packed = allocate_filled(largest);
   Buffer user = allocate_filled(widest * largest);
-  // Contiguous sends are sampled at every grid point; each size's samples pool over blocks.
-  std::vector<std::vector<double>> contiguous_samples(grid.messages.size());
-  for (size_t s = 0; s < grid.spreads.size(); ++s)
-    for (size_t b = 0; b < grid.blocks.size(); ++b) {
-      const double row_start = now_seconds();
-      for (size_t m = 0; m < grid.messages.size(); ++m) {
-        const int64_t bytes = grid.messages[m];
-        const VectorType vector(grid.spreads[s], grid.blocks[b], bytes);
-        if (!loom_type_is_accelerated(vector.type())) {
-          if (rank == 0)
-            std::fprintf(stderr,
-                         "loom-bench measure: Loom has no plan for vector(block %lld, stride "
-                         "%lld x block), so there is nothing to calibrate\n",
-                         static_cast<long long>(grid.blocks[b]),
-                         static_cast<long long>(grid.spreads[s]));
-          PMPI_Comm_free(&comm);
-          return finish(1);
-        }
-        PointSamples point =
-            measure_point(comm, rank, vector, bytes, user.get(), packed.get(), effort);
-        if (rank != 0) continue;
-        c.pack.by_spread[s].seconds[b][m] = summarize(point.pack).median;
-        c.unpack.by_spread[s].seconds[b][m] = summarize(point.unpack).median;
-        host_typed.by_spread[s].seconds[b][m] = summarize(point.host_typed).median;
-        host_typed_nested.by_spread[s].seconds[b][m] = summarize(point.host_typed_nested).median;
-        loom_packed.by_spread[s].seconds[b][m] = summarize(point.loom_packed).median;
-        contiguous_samples[m].insert(contiguous_samples[m].end(), point.contiguous.begin(),
-                                     point.contiguous.end());
+  const size_t message_count = grid.messages.size();
+  const size_t point_count = grid.spreads.size() * grid.blocks.size() * message_count;
+  auto spread_of = [&](size_t p) { return p / (grid.blocks.size() * message_count); };
+  auto block_of = [&](size_t p) { return p / message_count % grid.blocks.size(); };
+  auto message_of = [&](size_t p) { return p % message_count; };
+  // Kept per point (rank 0): the samples of its least degraded measurement.
+  std::vector<PointSamples> kept(point_count);
+  std::vector<double> kept_contiguous(point_count, 0.0);
+  // Measures the listed points (both ranks, in the same order); false if Loom cannot plan one.
+  auto measure_points = [&](const std::vector<size_t>& points) {
+    double row_start = now_seconds();
+    for (size_t i = 0; i < points.size(); ++i) {
+      const size_t p = points[i];
+      const int64_t bytes = grid.messages[message_of(p)];
+      const VectorType vector(grid.spreads[spread_of(p)], grid.blocks[block_of(p)], bytes);
+      if (!loom_type_is_accelerated(vector.type())) {
+        if (rank == 0)
+          std::fprintf(stderr,
+                       "loom-bench measure: Loom has no plan for vector(block %lld, stride "
+                       "%lld x block), so there is nothing to calibrate\n",
+                       static_cast<long long>(grid.blocks[block_of(p)]),
+                       static_cast<long long>(grid.spreads[spread_of(p)]));
+        return false;
       }
-      if (rank == 0)
+      PointSamples point =
+          measure_point(comm, rank, vector, bytes, user.get(), packed.get(), effort);
+      if (rank == 0) {
+        const double contiguous_median = summarize(point.contiguous).median;
+        if (kept[p].contiguous.empty() || contiguous_median < kept_contiguous[p]) {
+          kept[p] = std::move(point);
+          kept_contiguous[p] = contiguous_median;
+        }
+      }
+      const bool row_done =
+          i + 1 == points.size() || message_of(points[i + 1]) == 0 || points[i + 1] != p + 1;
+      if (rank == 0 && row_done) {
         std::fprintf(stderr, "  spread %lld block %-6s %5.1f s\n",
-                     static_cast<long long>(grid.spreads[s]), short_bytes(grid.blocks[b]).c_str(),
-                     now_seconds() - row_start);
+                     static_cast<long long>(grid.spreads[spread_of(p)]),
+                     short_bytes(grid.blocks[block_of(p)]).c_str(), now_seconds() - row_start);
+        row_start = now_seconds();
+      }
     }
-  for (const auto& samples : contiguous_samples)
-    contiguous.seconds.push_back(summarize(samples).median);
+    return true;
+  };
+  std::vector<size_t> points(point_count);
+  for (size_t p = 0; p < point_count; ++p) points[p] = p;
+  for (int pass = 0; !points.empty(); ++pass) {
+    if (!measure_points(points)) {
+      PMPI_Comm_free(&comm);
+      return finish(1);
+    }
+    // The contiguous send sampled with every point is a probe of the machine's cross-core
+    // speed, which drifts on virtual machines as the hypervisor moves virtual CPUs (this
+    // machine: 256 KiB contiguous 42 vs 17 GB/s, the host's own 64-byte vector send 13 vs
+    // 3 GB/s, for tens of seconds at a time). Points whose probe ran well below the best of
+    // its size are measured again, and each point keeps its fastest-probe measurement, so
+    // the calibration describes the machine at its best, where the host is hardest to beat.
+    std::vector<double> best(message_count, 0.0);
+    for (size_t p = 0; p < point_count; ++p) {
+      double& b = best[message_of(p)];
+      if (rank == 0 && (b == 0.0 || kept_contiguous[p] < b)) b = kept_contiguous[p];
+    }
+    std::vector<size_t> degraded;
+    if (rank == 0 && pass < kRemeasurePasses)
+      for (size_t p = 0; p < point_count; ++p)
+        if (kept_contiguous[p] > kDegradedProbeRatio * best[message_of(p)]) degraded.push_back(p);
+    static_assert(sizeof(size_t) == sizeof(uint64_t), "point indices travel as MPI_UINT64_T");
+    uint64_t n = degraded.size();
+    PMPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
+    degraded.resize(n);
+    if (n > 0) PMPI_Bcast(degraded.data(), static_cast<int>(n), MPI_UINT64_T, 0, comm);
+    if (rank == 0 && n > 0)
+      std::fprintf(stderr,
+                   "  measuring %llu points again: their contiguous probe ran over %.2gx "
+                   "slower than the best of its size (the machine's cross-core speed varied)\n",
+                   static_cast<unsigned long long>(n), kDegradedProbeRatio);
+    points = std::move(degraded);
+  }
+  if (rank == 0) {
+    // Contiguous sends are sampled at every grid point; each size's samples pool over blocks.
+    std::vector<std::vector<double>> contiguous_samples(message_count);
+    for (size_t p = 0; p < point_count; ++p) {
+      const size_t s = spread_of(p), b = block_of(p), m = message_of(p);
+      const PointSamples& point = kept[p];
+      c.pack.by_spread[s].seconds[b][m] = summarize(point.pack).median;
+      c.unpack.by_spread[s].seconds[b][m] = summarize(point.unpack).median;
+      host_typed.by_spread[s].seconds[b][m] = summarize(point.host_typed).median;
+      host_typed_nested.by_spread[s].seconds[b][m] = summarize(point.host_typed_nested).median;
+      loom_packed.by_spread[s].seconds[b][m] = summarize(point.loom_packed).median;
+      contiguous_samples[m].insert(contiguous_samples[m].end(), point.contiguous.begin(),
+                                   point.contiguous.end());
+    }
+    for (const auto& samples : contiguous_samples)
+      contiguous.seconds.push_back(summarize(samples).median);
+  }
   PMPI_Comm_free(&comm);
 
   if (rank == 0) {
