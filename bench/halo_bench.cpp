@@ -37,17 +37,13 @@ constexpr int kDirections = 26;
 constexpr double kSampleSeconds = 2e-3;  // batch exchanges so a sample >> barrier skew
 constexpr double kGhostSentinel = -1.0;  // cell values are >= 1
 
-struct Options {
+struct Options : SamplingOptions {
+  Options() : SamplingOptions(100, 7, 0.5) {}
   std::vector<int64_t> ns = {32, 64};
   int radius = 2;
   int fields = 4;
   bool interleaved = false;
   std::vector<std::string> variants = {"isend", "alltoallw"};
-  int max_reps = 100;
-  int min_reps = 7;
-  double seconds_per_case = 0.5;
-  std::string json_path;
-  bool quick = false;
 };
 
 void print_help(FILE* out) {
@@ -72,26 +68,21 @@ void print_help(FILE* out) {
       "  --help             this text\n");
 }
 
-bool parse_positive(const char* text, int* out) {
-  char* end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (end == text || *end || v < 1 || v > 1 << 20) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* opt) {
-  bool n_given = false, reps_given = false, time_given = false;
+  bool n_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* name) { return option_value(argc, argv, &i, kTool, name); };
     auto bad = [](const char* name) { return bad_option_value(kTool, name); };
+    if (const OptionParse taken = parse_sampling_option(argc, argv, &i, kTool, opt);
+        taken != OptionParse::NotMine) {
+      if (taken == OptionParse::Bad) return 2;
+      continue;
+    }
     if (arg == "--help" || arg == "-h") {
       print_help(stdout);
       return 0;
-    } else if (arg == "--quick") {
-      opt->quick = true;
     } else if (arg == "--n") {
       const char* v = value("--n");
       if (!v) return 2;
@@ -126,31 +117,14 @@ int parse_options(int argc, char** argv, Options* opt) {
       for (const auto& name : opt->variants)
         if (name != "isend" && name != "alltoallw") return bad("--variants (isend, alltoallw)");
       if (opt->variants.empty()) return bad("--variants");
-    } else if (arg == "--reps") {
-      const char* v = value("--reps");
-      if (!v || !parse_positive(v, &opt->max_reps)) return bad("--reps");
-      reps_given = true;
-    } else if (arg == "--time") {
-      const char* v = value("--time");
-      if (!v) return 2;
-      opt->seconds_per_case = std::atof(v);
-      time_given = true;
-    } else if (arg == "--json") {
-      const char* v = value("--json");
-      if (!v) return 2;
-      opt->json_path = v;
     } else {
       std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, arg.c_str());
       print_help(stderr);
       return 2;
     }
   }
-  if (opt->quick) {
-    if (!n_given) opt->ns = {16};
-    if (!reps_given) opt->max_reps = 20;
-    if (!time_given) opt->seconds_per_case = 0.05;
-  }
-  opt->min_reps = std::min(opt->quick ? 3 : 7, opt->max_reps);
+  if (opt->quick && !n_given) opt->ns = {16};
+  opt->finish(0.05);
   for (int64_t n : opt->ns)
     if (n < opt->radius) {
       std::fprintf(stderr, "%s: --n %lld is smaller than --radius %d\n", kTool, (long long)n,

@@ -39,15 +39,11 @@ constexpr double kTargetLargeBlocks = 0.60;  // >=16 B blocks, out of cache
 constexpr double kTargetWorst = 0.95;        // worst Loom/host ratio
 constexpr int64_t kOutOfCacheBytes = 32 * kMiB;
 
-struct Options {
+struct Options : SamplingOptions {
+  Options() : SamplingOptions(100, 5, 0.25) {}
   std::vector<int64_t> sizes = {1 * kKiB, 16 * kKiB, 256 * kKiB, 4 * kMiB, 32 * kMiB, 64 * kMiB};
   std::vector<std::string> type_filters;
-  int max_reps = 100;
-  int min_reps = 5;
-  double seconds_per_case = 0.25;
   int64_t max_span = 768 * kMiB;
-  std::string json_path;
-  bool quick = false;
 };
 
 void print_help(FILE* out) {
@@ -73,10 +69,15 @@ void print_help(FILE* out) {
 
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* opt) {
-  bool sizes_given = false, reps_given = false, time_given = false;
+  bool sizes_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* name) { return option_value(argc, argv, &i, kTool, name); };
+    if (const OptionParse taken = parse_sampling_option(argc, argv, &i, kTool, opt);
+        taken != OptionParse::NotMine) {
+      if (taken == OptionParse::Bad) return 2;
+      continue;
+    }
     if (arg == "--help" || arg == "-h") {
       print_help(stdout);
       return 0;
@@ -84,8 +85,6 @@ int parse_options(int argc, char** argv, Options* opt) {
       for (const auto& e : pack_corpus())
         std::printf("%-16s %-5s %s\n", e.name, e.family, e.origin);
       return 0;
-    } else if (arg == "--quick") {
-      opt->quick = true;
     } else if (arg == "--sizes") {
       const char* v = value("--sizes");
       if (!v || !parse_size_list(kTool, "size", v, &opt->sizes)) return 2;
@@ -94,40 +93,18 @@ int parse_options(int argc, char** argv, Options* opt) {
       const char* v = value("--types");
       if (!v) return 2;
       opt->type_filters = split_commas(v);
-    } else if (arg == "--reps") {
-      const char* v = value("--reps");
-      if (!v) return 2;
-      opt->max_reps = std::atoi(v);
-      if (opt->max_reps < 1) {
-        std::fprintf(stderr, "%s: --reps must be >= 1\n", kTool);
-        return 2;
-      }
-      reps_given = true;
-    } else if (arg == "--time") {
-      const char* v = value("--time");
-      if (!v) return 2;
-      opt->seconds_per_case = std::atof(v);
-      time_given = true;
     } else if (arg == "--max-span") {
       const char* v = value("--max-span");
       if (!v) return 2;
       if (!parse_size(v, &opt->max_span)) return bad_option_value(kTool, "--max-span");
-    } else if (arg == "--json") {
-      const char* v = value("--json");
-      if (!v) return 2;
-      opt->json_path = v;
     } else {
       std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, arg.c_str());
       print_help(stderr);
       return 2;
     }
   }
-  if (opt->quick) {
-    if (!sizes_given) opt->sizes = {1 * kKiB, 256 * kKiB};
-    if (!reps_given) opt->max_reps = 20;
-    if (!time_given) opt->seconds_per_case = 0.01;
-  }
-  opt->min_reps = std::min(opt->quick ? 3 : 5, opt->max_reps);
+  if (opt->quick && !sizes_given) opt->sizes = {1 * kKiB, 256 * kKiB};
+  opt->finish(0.01);
   return -1;
 }
 

@@ -40,15 +40,11 @@ constexpr int64_t kTargetMinBytes = 64 * kKiB;
 constexpr int64_t kSmallBlockBytes = 16;
 constexpr double kSampleSeconds = 200e-6;  // batch round trips so a sample >> timer overhead
 
-struct Options {
+struct Options : SamplingOptions {
+  Options() : SamplingOptions(200, 7, 0.2) {}
   std::vector<int64_t> sizes;
   std::vector<int64_t> blocks = {1, 2, 4, 8, 16, 32, 64, 256, 1024};
   std::vector<std::string> shape_filters;  // vector, subarray, indexed (substrings of names)
-  int max_reps = 200;
-  int min_reps = 7;
-  double seconds_per_case = 0.2;
-  std::string json_path;
-  bool quick = false;
 };
 
 std::vector<int64_t> default_sizes() {  // 1 B .. 16 MiB in x4 steps
@@ -82,15 +78,18 @@ void print_help(FILE* out) {
 
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* opt) {
-  bool sizes_given = false, blocks_given = false, reps_given = false, time_given = false;
+  bool sizes_given = false, blocks_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* name) { return option_value(argc, argv, &i, kTool, name); };
+    if (const OptionParse taken = parse_sampling_option(argc, argv, &i, kTool, opt);
+        taken != OptionParse::NotMine) {
+      if (taken == OptionParse::Bad) return 2;
+      continue;
+    }
     if (arg == "--help" || arg == "-h") {
       print_help(stdout);
       return 0;
-    } else if (arg == "--quick") {
-      opt->quick = true;
     } else if (arg == "--sizes") {
       const char* v = value("--sizes");
       if (!v || !parse_size_list(kTool, "size", v, &opt->sizes)) return 2;
@@ -103,24 +102,6 @@ int parse_options(int argc, char** argv, Options* opt) {
       const char* v = value("--shapes");
       if (!v) return 2;
       opt->shape_filters = split_commas(v);
-    } else if (arg == "--reps") {
-      const char* v = value("--reps");
-      if (!v) return 2;
-      opt->max_reps = std::atoi(v);
-      if (opt->max_reps < 1) {
-        std::fprintf(stderr, "%s: --reps must be >= 1\n", kTool);
-        return 2;
-      }
-      reps_given = true;
-    } else if (arg == "--time") {
-      const char* v = value("--time");
-      if (!v) return 2;
-      opt->seconds_per_case = std::atof(v);
-      time_given = true;
-    } else if (arg == "--json") {
-      const char* v = value("--json");
-      if (!v) return 2;
-      opt->json_path = v;
     } else {
       std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, arg.c_str());
       print_help(stderr);
@@ -130,12 +111,8 @@ int parse_options(int argc, char** argv, Options* opt) {
   if (!sizes_given)
     opt->sizes =
         opt->quick ? std::vector<int64_t>{64, 4 * kKiB, 256 * kKiB, 1 * kMiB} : default_sizes();
-  if (opt->quick) {
-    if (!blocks_given) opt->blocks = {1, 8, 64, 1024};
-    if (!reps_given) opt->max_reps = 20;
-    if (!time_given) opt->seconds_per_case = 0.02;
-  }
-  opt->min_reps = std::min(opt->quick ? 3 : 7, opt->max_reps);
+  if (opt->quick && !blocks_given) opt->blocks = {1, 8, 64, 1024};
+  opt->finish(0.02);
   return -1;
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
@@ -334,6 +335,54 @@ const char* option_value(int argc, char** argv, int* i, const char* tool, const 
 int bad_option_value(const char* tool, const char* option) {
   std::fprintf(stderr, "%s: bad value for %s\n", tool, option);
   return 2;
+}
+
+bool parse_positive(const char* text, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end || errno || v < 1 || v > 1 << 20) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+void SamplingOptions::finish(double quick_seconds_per_case) {
+  if (quick) {
+    if (!reps_given) max_reps = 20;
+    if (!time_given) seconds_per_case = quick_seconds_per_case;
+  }
+  min_reps = std::min(quick ? 3 : min_reps, max_reps);
+}
+
+OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* tool,
+                                  SamplingOptions* out) {
+  const std::string arg = argv[*i];
+  if (arg == "--quick") {
+    out->quick = true;
+    return OptionParse::Taken;
+  }
+  if (arg != "--reps" && arg != "--time" && arg != "--json") return OptionParse::NotMine;
+  const char* v = option_value(argc, argv, i, tool, arg.c_str());
+  if (!v) return OptionParse::Bad;
+  if (arg == "--reps") {
+    if (!parse_positive(v, &out->max_reps)) {
+      bad_option_value(tool, "--reps (a whole number >= 1)");
+      return OptionParse::Bad;
+    }
+    out->reps_given = true;
+  } else if (arg == "--time") {
+    char* end = nullptr;
+    const double seconds = std::strtod(v, &end);
+    if (end == v || *end || !std::isfinite(seconds) || seconds <= 0) {
+      bad_option_value(tool, "--time (seconds > 0)");
+      return OptionParse::Bad;
+    }
+    out->seconds_per_case = seconds;
+    out->time_given = true;
+  } else {
+    out->json_path = v;
+  }
+  return OptionParse::Taken;
 }
 
 void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets) {

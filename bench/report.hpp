@@ -53,6 +53,33 @@ class Table {
 const char* option_value(int argc, char** argv, int* i, const char* tool, const char* option);
 int bad_option_value(const char* tool, const char* option);
 
+// A whole number in [1, 2^20]; false on anything else.
+bool parse_positive(const char* text, int* out);
+
+// The sampling options of every subcommand that times cases: --quick, --reps N,
+// --time SECONDS, --json FILE. A subcommand's Options derives from this, with its defaults.
+struct SamplingOptions {
+  SamplingOptions(int default_max_reps, int default_min_reps, double default_seconds_per_case)
+      : max_reps(default_max_reps),
+        min_reps(default_min_reps),
+        seconds_per_case(default_seconds_per_case) {}
+  int max_reps;
+  int min_reps;
+  double seconds_per_case;
+  std::string json_path;
+  bool quick = false;
+  bool reps_given = false, time_given = false;  // --quick shortens only what is not given
+
+  // After parsing: --quick shortens the bounds not given (to 20 samples and
+  // `quick_seconds_per_case`); every case takes at least min(min_reps, max_reps) samples,
+  // 3 with --quick.
+  void finish(double quick_seconds_per_case);
+};
+enum class OptionParse { NotMine, Taken, Bad };
+// Takes argv[*i] (and its value) if it is a sampling option; Bad has said why on stderr.
+OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* tool,
+                                  SamplingOptions* out);
+
 // "64", "4K", "16MiB", "1.5M" -> bytes (K/M/G are binary units). False on malformed input.
 bool parse_size(const std::string& text, int64_t* out);
 // "a,b,,c" -> {"a", "b", "c"}: the list options of every subcommand.
