@@ -7,9 +7,9 @@
 // MPI_BYTE), the host's own derived-type send (PMPI ping-pong with the vector type, and with
 // the same layout built as a vector of vectors) and Loom's
 // whole pack path (MPI ping-pong with the vector type through Loom, pinned to pack), each one
-// way, half a round trip. The six are sampled in interleaved rounds after a warm-up round;
-// each value is a median, and each sample repeats small operations so that it lasts long
-// enough to time.
+// way, half a round trip. The six are sampled in interleaved rounds after a warm-up round,
+// with a fixed probe of the machine's speed (kSpellProbeBytes below); each value is a median,
+// and each sample repeats small operations so that it lasts long enough to time.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -20,6 +20,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,13 @@ constexpr int64_t kWarmRoundTripBelowBytes = 1 * kMiB;
 // take 0.3 s per message) is sampled kLongPointSamples times: such long samples vary little.
 constexpr double kLongRoundSeconds = 0.05;
 constexpr int kLongPointSamples = 3;
-// A point whose contiguous probe took this much longer than the best probe of its size was
-// measured while the machine ran slow; it is measured again, up to this many more times. (The
-// probes of one calm pass vary up to 1.5x with the cache state the point leaves; a slow spell
-// makes them 2-2.5x slower.)
+// Every round of every point also times one fixed message, the host's own send of 64 KiB in
+// 1 KiB blocks: a probe of the machine's cross-core speed. A point whose probe took this much
+// longer than the best probe of the whole calibration was measured while the machine ran
+// slow; it is measured again, up to this many more times. (On this VM the probe takes
+// 4-6 us in a fast spell and 15-21 us in a slow one, on both MPIs; the contiguous send
+// varies only 1.6x on MPICH, less than one calm pass's cache effects.)
+constexpr int64_t kSpellProbeBlock = 1 * kKiB, kSpellProbeBytes = 64 * kKiB;
 constexpr double kDegradedProbeRatio = 1.75;
 constexpr int kRemeasurePasses = 3;
 
@@ -225,6 +229,7 @@ double pingpong_sample(Sender sender, MPI_Comm comm, int rank, void* buffer, int
 
 struct PointSamples {
   std::vector<double> pack, unpack, contiguous, host_typed, host_typed_nested, loom_packed;
+  std::vector<double> spell_probe;  // kSpellProbeBytes in kSpellProbeBlock blocks, host send
 };
 
 // All six quantities of one grid point, sampled in rounds of one sample each, so that
@@ -232,7 +237,8 @@ struct PointSamples {
 // pack and unpack alone, then both ranks ping-pong; rank 0 decides the number of rounds
 // after a warm-up round and tells rank 1. The samples are meaningful on rank 0 only.
 PointSamples measure_point(MPI_Comm comm, int rank, const VectorType& vector, int64_t bytes,
-                           unsigned char* user, unsigned char* packed, const Effort& effort) {
+                           const VectorType& probe, unsigned char* user, unsigned char* packed,
+                           const Effort& effort) {
   const int repeats = repeats_per_sample(bytes);
   const int size = static_cast<int>(bytes);
   auto pack = [&] {
@@ -258,6 +264,9 @@ PointSamples measure_point(MPI_Comm comm, int rank, const VectorType& vector, in
         pingpong_sample(Sender::Host, comm, rank, user, 1, vector.nested(), bytes, repeats));
     samples.loom_packed.push_back(
         pingpong_sample(Sender::LoomPacked, comm, rank, user, 1, vector.type(), bytes, repeats));
+    samples.spell_probe.push_back(pingpong_sample(Sender::Host, comm, rank, user, 1, probe.type(),
+                                                  kSpellProbeBytes,
+                                                  repeats_per_sample(kSpellProbeBytes)));
   };
   const double warmup_start = now_seconds();
   round();
@@ -449,9 +458,12 @@ int run_measure(int argc, char** argv) {
   auto spread_of = [&](size_t p) { return p / (grid.blocks.size() * message_count); };
   auto block_of = [&](size_t p) { return p / message_count % grid.blocks.size(); };
   auto message_of = [&](size_t p) { return p % message_count; };
+  // Freed before MPI_Finalize, on every way out of the passes below.
+  std::optional<VectorType> probe;
+  probe.emplace(static_cast<int64_t>(model::kDenseSpread), kSpellProbeBlock, kSpellProbeBytes);
   // Kept per point (rank 0): the samples of its least degraded measurement.
   std::vector<PointSamples> kept(point_count);
-  std::vector<double> kept_contiguous(point_count, 0.0);
+  std::vector<double> kept_probe(point_count, 0.0);
   // Measures the listed points (both ranks, in the same order); false if Loom cannot plan one.
   auto measure_points = [&](const std::vector<size_t>& points) {
     double row_start = now_seconds();
@@ -469,12 +481,12 @@ int run_measure(int argc, char** argv) {
         return false;
       }
       PointSamples point =
-          measure_point(comm, rank, vector, bytes, user.get(), packed.get(), effort);
+          measure_point(comm, rank, vector, bytes, *probe, user.get(), packed.get(), effort);
       if (rank == 0) {
-        const double contiguous_median = summarize(point.contiguous).median;
-        if (kept[p].contiguous.empty() || contiguous_median < kept_contiguous[p]) {
+        const double probe_median = summarize(point.spell_probe).median;
+        if (kept[p].spell_probe.empty() || probe_median < kept_probe[p]) {
           kept[p] = std::move(point);
-          kept_contiguous[p] = contiguous_median;
+          kept_probe[p] = probe_median;
         }
       }
       const bool row_done =
@@ -492,24 +504,23 @@ int run_measure(int argc, char** argv) {
   for (size_t p = 0; p < point_count; ++p) points[p] = p;
   for (int pass = 0; !points.empty(); ++pass) {
     if (!measure_points(points)) {
+      probe.reset();
       PMPI_Comm_free(&comm);
       return finish(1);
     }
-    // The contiguous send sampled with every point is a probe of the machine's cross-core
-    // speed, which drifts on virtual machines as the hypervisor moves virtual CPUs (this
-    // machine: 256 KiB contiguous 42 vs 17 GB/s, the host's own 64-byte vector send 13 vs
-    // 3 GB/s, for tens of seconds at a time). Points whose probe ran well below the best of
-    // its size are measured again, and each point keeps its fastest-probe measurement, so
-    // the calibration describes the machine at its best, where the host is hardest to beat.
-    std::vector<double> best(message_count, 0.0);
-    for (size_t p = 0; p < point_count; ++p) {
-      double& b = best[message_of(p)];
-      if (rank == 0 && (b == 0.0 || kept_contiguous[p] < b)) b = kept_contiguous[p];
-    }
+    // The probe sampled with every point follows the machine's cross-core speed, which
+    // drifts on virtual machines as the hypervisor moves virtual CPUs (this machine: the
+    // host's own vector sends 3.4-4x slower for seconds at a time, contiguous sends 1.6-2.5x).
+    // Points whose probe ran well below the best are measured again, and each point keeps its
+    // fastest-probe measurement, so the calibration describes the machine at its best, where
+    // the host is hardest to beat.
+    double best = 0.0;
+    for (size_t p = 0; p < point_count; ++p)
+      if (rank == 0 && (best == 0.0 || kept_probe[p] < best)) best = kept_probe[p];
     std::vector<size_t> degraded;
     if (rank == 0 && pass < kRemeasurePasses)
       for (size_t p = 0; p < point_count; ++p)
-        if (kept_contiguous[p] > kDegradedProbeRatio * best[message_of(p)]) degraded.push_back(p);
+        if (kept_probe[p] > kDegradedProbeRatio * best) degraded.push_back(p);
     static_assert(sizeof(size_t) == sizeof(uint64_t), "point indices travel as MPI_UINT64_T");
     uint64_t n = degraded.size();
     PMPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
@@ -517,11 +528,13 @@ int run_measure(int argc, char** argv) {
     if (n > 0) PMPI_Bcast(degraded.data(), static_cast<int>(n), MPI_UINT64_T, 0, comm);
     if (rank == 0 && n > 0)
       std::fprintf(stderr,
-                   "  measuring %llu points again: their contiguous probe ran over %.2gx "
-                   "slower than the best of its size (the machine's cross-core speed varied)\n",
+                   "  measuring %llu points again: their probe (the host's send of 64 KiB in "
+                   "1 KiB blocks) ran over %.2gx slower than the best (the machine's "
+                   "cross-core speed varied)\n",
                    static_cast<unsigned long long>(n), kDegradedProbeRatio);
     points = std::move(degraded);
   }
+  probe.reset();
   if (rank == 0) {
     // Contiguous sends are sampled at every grid point; each size's samples pool over blocks.
     std::vector<std::vector<double>> contiguous_samples(message_count);
