@@ -7,7 +7,8 @@
 // MPI_BYTE), the host's own derived-type send (PMPI ping-pong with the vector type, and with
 // the same layout built as a vector of vectors) and Loom's
 // whole pack path (MPI ping-pong with the vector type through Loom, pinned to pack), each one
-// way, half a round trip. The six are sampled in interleaved rounds after a warm-up round,
+// way, half a round trip; and the last three again as exchanges, both ranks sending at once
+// with MPI_Isend/MPI_Irecv. The nine are sampled in interleaved rounds after a warm-up round,
 // with a fixed probe of the machine's speed (kSpellProbeBytes below); each value is a median,
 // and each sample repeats small operations so that it lasts long enough to time.
 #include <mpi.h>
@@ -227,18 +228,48 @@ double pingpong_sample(Sender sender, MPI_Comm comm, int rank, void* buffer, int
   return seconds;
 }
 
+// Seconds of one exchange of `type` between ranks 0 and 1 (each starts a receive into
+// `incoming` and a send from `outgoing`, then waits for both) over one sample of repeated
+// exchanges: the model's Exchange traffic.
+double exchange_sample(Sender sender, MPI_Comm comm, int rank, const void* outgoing, void* incoming,
+                       MPI_Datatype type, int64_t count_bytes, int repeats) {
+  using IsendFunction = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+  using IrecvFunction = int (*)(void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+  using WaitallFunction = int (*)(int, MPI_Request*, MPI_Status*);
+  const bool host = sender == Sender::Host;
+  const IsendFunction isend = host ? PMPI_Isend : MPI_Isend;
+  const IrecvFunction irecv = host ? PMPI_Irecv : MPI_Irecv;
+  const WaitallFunction waitall = host ? PMPI_Waitall : MPI_Waitall;
+  if (!host) interpose::pin_method(model::Method::Pack);
+  const int peer = 1 - rank;
+  auto exchange = [&] {
+    MPI_Request requests[2];
+    MPI_Status statuses[2];
+    irecv(incoming, 1, type, peer, kTagData, comm, &requests[0]);
+    isend(outgoing, 1, type, peer, kTagData, comm, &requests[1]);
+    waitall(2, requests, statuses);
+  };
+  if (count_bytes < kWarmRoundTripBelowBytes) exchange();  // as in pingpong_sample
+  const double start = now_seconds();
+  for (int i = 0; i < repeats; ++i) exchange();
+  const double seconds = (now_seconds() - start) / repeats;
+  if (!host) interpose::pin_method(std::nullopt);
+  return seconds;
+}
+
 struct PointSamples {
   std::vector<double> pack, unpack, contiguous, host_typed, host_typed_nested, loom_packed;
+  std::vector<double> host_typed_exchange, host_typed_nested_exchange, loom_packed_exchange;
   std::vector<double> spell_probe;  // kSpellProbeBytes in kSpellProbeBlock blocks, host send
 };
 
-// All six quantities of one grid point, sampled in rounds of one sample each, so that
+// All nine quantities of one grid point, sampled in rounds of one sample each, so that
 // any drift of the machine (other processes, frequency) hits them alike. Rank 0 measures
 // pack and unpack alone, then both ranks ping-pong; rank 0 decides the number of rounds
 // after a warm-up round and tells rank 1. The samples are meaningful on rank 0 only.
 PointSamples measure_point(MPI_Comm comm, int rank, const VectorType& vector, int64_t bytes,
-                           const VectorType& probe, unsigned char* user, unsigned char* packed,
-                           const Effort& effort) {
+                           const VectorType& probe, unsigned char* user, unsigned char* incoming,
+                           unsigned char* packed, const Effort& effort) {
   const int repeats = repeats_per_sample(bytes);
   const int size = static_cast<int>(bytes);
   auto pack = [&] {
@@ -264,6 +295,12 @@ PointSamples measure_point(MPI_Comm comm, int rank, const VectorType& vector, in
         pingpong_sample(Sender::Host, comm, rank, user, 1, vector.nested(), bytes, repeats));
     samples.loom_packed.push_back(
         pingpong_sample(Sender::LoomPacked, comm, rank, user, 1, vector.type(), bytes, repeats));
+    samples.host_typed_exchange.push_back(
+        exchange_sample(Sender::Host, comm, rank, user, incoming, vector.type(), bytes, repeats));
+    samples.host_typed_nested_exchange.push_back(
+        exchange_sample(Sender::Host, comm, rank, user, incoming, vector.nested(), bytes, repeats));
+    samples.loom_packed_exchange.push_back(exchange_sample(
+        Sender::LoomPacked, comm, rank, user, incoming, vector.type(), bytes, repeats));
     samples.spell_probe.push_back(pingpong_sample(Sender::Host, comm, rank, user, 1, probe.type(),
                                                   kSpellProbeBytes,
                                                   repeats_per_sample(kSpellProbeBytes)));
@@ -340,28 +377,32 @@ void print_summary(const model::Calibration& c, model::Locality where) {
     std::printf(" %s=%s", short_bytes(c.contiguous[w].message_bytes[m]).c_str(),
                 micros(c.contiguous[w].seconds[m]).c_str());
   std::printf("\n");
-  for (const bool nested : {false, true})
-    for (const model::Grid& grid : c.pack.by_spread) {
-      std::printf(
-          "\n%s types, spread %g: host-native time / Loom pack-path time, one way;\nabove "
-          "%.1f the model packs (marked *):\n",
-          nested ? "nested" : "flat", grid.spread, model::kPackAdvantageRequired);
-      std::vector<std::string> header = {"block \\ bytes"};
-      for (double m : grid.message_bytes) header.push_back(short_bytes(m));
-      Table table(header);
-      for (double block : grid.block_bytes) {
-        const model::TypeShape type{block, grid.spread, nested};
-        std::vector<std::string> row = {short_bytes(block)};
-        for (double bytes : grid.message_bytes) {
-          const double ratio =
-              model.host_seconds(where, type, bytes) / model.pack_seconds(where, type, bytes);
-          const bool pack = model.choose(where, type, bytes) == model::Method::Pack;
-          row.push_back(format("%.2f%s", ratio, pack ? "*" : " "));
+  for (const model::Traffic traffic : {model::Traffic::OneWay, model::Traffic::Exchange})
+    for (const bool nested : {false, true})
+      for (const model::Grid& grid : c.pack.by_spread) {
+        std::printf(
+            "\n%s types, spread %g: host-native time / Loom pack-path time, %s;\nabove "
+            "%.1f the model packs (marked *):\n",
+            nested ? "nested" : "flat", grid.spread,
+            traffic == model::Traffic::OneWay ? "one way (blocking calls)"
+                                              : "exchange (non-blocking calls)",
+            model::kPackAdvantageRequired);
+        std::vector<std::string> header = {"block \\ bytes"};
+        for (double m : grid.message_bytes) header.push_back(short_bytes(m));
+        Table table(header);
+        for (double block : grid.block_bytes) {
+          const model::TypeShape type{block, grid.spread, nested};
+          std::vector<std::string> row = {short_bytes(block)};
+          for (double bytes : grid.message_bytes) {
+            const double ratio = model.host_seconds(where, type, bytes, traffic) /
+                                 model.pack_seconds(where, type, bytes, traffic);
+            const bool pack = model.choose(where, type, bytes, traffic) == model::Method::Pack;
+            row.push_back(format("%.2f%s", ratio, pack ? "*" : " "));
+          }
+          table.add_row(row);
         }
-        table.add_row(row);
+        table.print(stdout);
       }
-      table.print(stdout);
-    }
 }
 
 int finish(int rc) {
@@ -422,11 +463,12 @@ int run_measure(int argc, char** argv) {
   c.host_mpi = interpose::host_mpi_version();
   c.machine = machine_description();
   c.other_node_measured = !same_node;
-  model::Surface& host_typed = c.host_typed[static_cast<int>(measured)];
-  model::Surface& host_typed_nested = c.host_typed_nested[static_cast<int>(measured)];
-  model::Surface& loom_packed = c.loom_packed[static_cast<int>(measured)];
+  c.exchange_measured = true;
+  const int measured_index = static_cast<int>(measured);
   for (model::Surface* surface :
-       {&c.pack, &c.unpack, &host_typed, &host_typed_nested, &loom_packed})
+       {&c.pack, &c.unpack, &c.host_typed[measured_index], &c.host_typed_nested[measured_index],
+        &c.loom_packed[measured_index], &c.host_typed_exchange[measured_index],
+        &c.host_typed_nested_exchange[measured_index], &c.loom_packed_exchange[measured_index]})
     for (int64_t spread : grid.spreads) {
       model::Grid g;
       g.spread = static_cast<double>(spread);
@@ -435,7 +477,7 @@ int run_measure(int argc, char** argv) {
       g.seconds.assign(grid.blocks.size(), std::vector<double>(grid.messages.size(), 0.0));
       surface->by_spread.push_back(std::move(g));
     }
-  model::Curve& contiguous = c.contiguous[static_cast<int>(measured)];
+  model::Curve& contiguous = c.contiguous[measured_index];
   contiguous.message_bytes.assign(grid.messages.begin(), grid.messages.end());
 
   if (rank == 0) {
@@ -453,6 +495,7 @@ int run_measure(int argc, char** argv) {
   const int64_t widest = *std::max_element(grid.spreads.begin(), grid.spreads.end());
   Buffer packed = allocate_filled(largest);
   Buffer user = allocate_filled(widest * largest);
+  Buffer incoming = allocate_filled(widest * largest);  // exchanges receive beside `user`
   const size_t message_count = grid.messages.size();
   const size_t point_count = grid.spreads.size() * grid.blocks.size() * message_count;
   auto spread_of = [&](size_t p) { return p / (grid.blocks.size() * message_count); };
@@ -480,8 +523,8 @@ int run_measure(int argc, char** argv) {
                        static_cast<long long>(grid.spreads[spread_of(p)]));
         return false;
       }
-      PointSamples point =
-          measure_point(comm, rank, vector, bytes, *probe, user.get(), packed.get(), effort);
+      PointSamples point = measure_point(comm, rank, vector, bytes, *probe, user.get(),
+                                         incoming.get(), packed.get(), effort);
       if (rank == 0) {
         const double probe_median = summarize(point.spell_probe).median;
         if (kept[p].spell_probe.empty() || probe_median < kept_probe[p]) {
@@ -543,9 +586,17 @@ int run_measure(int argc, char** argv) {
       const PointSamples& point = kept[p];
       c.pack.by_spread[s].seconds[b][m] = summarize(point.pack).median;
       c.unpack.by_spread[s].seconds[b][m] = summarize(point.unpack).median;
-      host_typed.by_spread[s].seconds[b][m] = summarize(point.host_typed).median;
-      host_typed_nested.by_spread[s].seconds[b][m] = summarize(point.host_typed_nested).median;
-      loom_packed.by_spread[s].seconds[b][m] = summarize(point.loom_packed).median;
+      c.host_typed[measured_index].by_spread[s].seconds[b][m] = summarize(point.host_typed).median;
+      c.host_typed_nested[measured_index].by_spread[s].seconds[b][m] =
+          summarize(point.host_typed_nested).median;
+      c.loom_packed[measured_index].by_spread[s].seconds[b][m] =
+          summarize(point.loom_packed).median;
+      c.host_typed_exchange[measured_index].by_spread[s].seconds[b][m] =
+          summarize(point.host_typed_exchange).median;
+      c.host_typed_nested_exchange[measured_index].by_spread[s].seconds[b][m] =
+          summarize(point.host_typed_nested_exchange).median;
+      c.loom_packed_exchange[measured_index].by_spread[s].seconds[b][m] =
+          summarize(point.loom_packed_exchange).median;
       contiguous_samples[m].insert(contiguous_samples[m].end(), point.contiguous.begin(),
                                    point.contiguous.end());
     }
@@ -561,6 +612,9 @@ int run_measure(int argc, char** argv) {
     c.host_typed[to] = c.host_typed[from];
     c.host_typed_nested[to] = c.host_typed_nested[from];
     c.loom_packed[to] = c.loom_packed[from];
+    c.host_typed_exchange[to] = c.host_typed_exchange[from];
+    c.host_typed_nested_exchange[to] = c.host_typed_nested_exchange[from];
+    c.loom_packed_exchange[to] = c.loom_packed_exchange[from];
     print_summary(c, measured);
     std::string why;
     if (!model::save_file(c, path, &why)) {

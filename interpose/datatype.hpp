@@ -24,9 +24,9 @@ struct TypePlan {
   // More than one basic type in the typemap. MPICH 4.0 cannot receive a contiguous
   // message of over ~8 KiB into such a type, so Loom does not send these packed there.
   bool mixed_basic_types;
-  // Cached method decisions per locality and log2(message bytes): 0 = not decided yet,
-  // otherwise 1 + model::Method.
-  mutable std::atomic<uint8_t> decisions[model::kLocalities][64] = {};
+  // Cached method decisions per traffic, locality and log2(message bytes): 0 = not decided
+  // yet, otherwise 1 + model::Method.
+  mutable std::atomic<uint8_t> decisions[model::kTraffics][model::kLocalities][64] = {};
 };
 
 namespace detail {

@@ -100,7 +100,8 @@ void pin_method(std::optional<model::Method> method) {
   pinned_method.store(method ? static_cast<int>(*method) : -1, std::memory_order_relaxed);
 }
 
-model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where) {
+model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                            model::Traffic traffic) {
   if (const int pinned = pinned_method.load(std::memory_order_relaxed); pinned >= 0)
     return static_cast<model::Method>(pinned);
   switch (setting()) {
@@ -113,11 +114,13 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
   }
   if (message_bytes <= 0) return model::Method::Host;
   const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));  // 1..63
-  std::atomic<uint8_t>& slot = type.decisions[static_cast<int>(where)][bucket];
+  std::atomic<uint8_t>& slot =
+      type.decisions[static_cast<int>(traffic)][static_cast<int>(where)][bucket];
   const uint8_t cached = slot.load(std::memory_order_relaxed);
   if (cached) return static_cast<model::Method>(cached - 1);
   // Racing threads compute the same answer, so a plain store suffices.
-  const model::Method chosen = method_model().choose(where, type.shape, bucket_bytes(bucket));
+  const model::Method chosen =
+      method_model().choose(where, type.shape, bucket_bytes(bucket), traffic);
   slot.store(static_cast<uint8_t>(1 + static_cast<int>(chosen)), std::memory_order_relaxed);
   return chosen;
 }
@@ -176,7 +179,8 @@ extern "C" int loom_method_for(MPI_Datatype type, int count, int peer_same_node)
   if (bytes <= 0 || bytes > INT_MAX) return LOOM_METHOD_HOST;
   const auto where =
       peer_same_node ? loom::model::Locality::SameNode : loom::model::Locality::OtherNode;
-  return loom::interpose::choose_method(*plan, bytes, where) == loom::model::Method::Pack
+  return loom::interpose::choose_method(*plan, bytes, where, loom::model::Traffic::OneWay) ==
+                 loom::model::Method::Pack
              ? LOOM_METHOD_PACK
              : LOOM_METHOD_HOST;
 }

@@ -1,6 +1,6 @@
 // Per-message method choice for derived-type communication: host-native or
-// pack-then-send. Decisions are cached in the type's plan per locality and message-size
-// bucket, so after the first message of a kind a decision is one relaxed load.
+// pack-then-send. Decisions are cached in the type's plan per traffic, locality and
+// message-size bucket, so after the first message of a kind a decision is one relaxed load.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,8 @@ namespace loom::interpose {
 // host (there is nothing to pack). The model decides each bucket of message sizes
 // (bytes of the same bit width) once, at the bucket's smallest size (a power of two), so
 // the decision does not depend on which size of the bucket came first.
-model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where);
+model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                            model::Traffic traffic);
 
 // Pins every choice of this process to `method` (nullopt: back to LOOM_METHOD and the
 // model). `loom-bench measure` times Loom's own pack path with it; it takes precedence

@@ -33,9 +33,15 @@ struct Route {
   explicit operator bool() const { return plan != nullptr; }
 };
 
+// Blocking calls are one-way traffic for the model; non-blocking and send-receive calls are
+// exchanges, where the peer is taken to send at the same time (model/model.hpp, Traffic).
+constexpr model::Traffic kBlocking = model::Traffic::OneWay;
+constexpr model::Traffic kOverlapping = model::Traffic::Exchange;
+
 // Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
 // and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE.
-Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int peer, bool send) {
+Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int peer, bool send,
+            model::Traffic traffic) {
   if (elements <= 0 || peer == MPI_PROC_NULL || !buf || comm == MPI_COMM_NULL) return {};
   const TypePlan* plan = find_plan(type);
   if (!plan) {
@@ -50,7 +56,7 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
   }
   const int64_t bytes = static_cast<int64_t>(elements) * plan->plan.size();
   if (bytes <= 0 || bytes > INT_MAX ||
-      choose_method(*plan, bytes, locality(comm, peer)) != model::Method::Pack) {
+      choose_method(*plan, bytes, locality(comm, peer), traffic) != model::Method::Pack) {
     count(send ? Counter::SendHost : Counter::RecvHost);
     return {};
   }
@@ -170,7 +176,7 @@ using PersistentInit = decltype(HostMpi::Send_init);
 
 int blocking_send(BlockingSend host_send, const void* buf, int count, MPI_Datatype type, int dest,
                   int tag, MPI_Comm comm) {
-  const Route r = route(buf, count, type, comm, dest, true);
+  const Route r = route(buf, count, type, comm, dest, true, kBlocking);
   if (!r) return host_send(buf, count, type, dest, tag, comm);
   StagingBuffer staging = pack_to_staging(r, buf, count);
   return host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
@@ -178,7 +184,7 @@ int blocking_send(BlockingSend host_send, const void* buf, int count, MPI_Dataty
 
 int nonblocking_send(NonblockingSend host_send, const void* buf, int count, MPI_Datatype type,
                      int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  const Route r = route(buf, count, type, comm, dest, true);
+  const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
   if (!r || !request) return host_send(buf, count, type, dest, tag, comm, request);
   StagingBuffer staging = pack_to_staging(r, buf, count);
   const int rc =
@@ -189,7 +195,7 @@ int nonblocking_send(NonblockingSend host_send, const void* buf, int count, MPI_
 
 int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Datatype type,
                     int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  const Route r = route(buf, count, type, comm, dest, true);
+  const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes));
@@ -273,7 +279,7 @@ extern "C" int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int
 
 extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Status* status) {
-  const Route r = route(buf, count, type, comm, source, false);
+  const Route r = route(buf, count, type, comm, source, false, kBlocking);
   if (!r) return host().Recv(buf, count, type, source, tag, comm, status);
   StagingBuffer staging(static_cast<size_t>(r.bytes));
   StatusSlot slot(status);
@@ -285,7 +291,7 @@ extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int
 
 extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
                          MPI_Comm comm, MPI_Request* request) {
-  const Route r = route(buf, count, type, comm, source, false);
+  const Route r = route(buf, count, type, comm, source, false, kOverlapping);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Irecv(buf, count, type, source, tag, comm, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes));
@@ -299,7 +305,7 @@ extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, in
 
 extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
                              MPI_Comm comm, MPI_Request* request) {
-  const Route r = route(buf, count, type, comm, source, false);
+  const Route r = route(buf, count, type, comm, source, false, kOverlapping);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Recv_init(buf, count, type, source, tag, comm, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes));
@@ -314,8 +320,8 @@ extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source
 extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                             int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                             int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  const Route send = route(sendbuf, sendcount, sendtype, comm, dest, true);
-  const Route recv = route(recvbuf, recvcount, recvtype, comm, source, false);
+  const Route send = route(sendbuf, sendcount, sendtype, comm, dest, true, kOverlapping);
+  const Route recv = route(recvbuf, recvcount, recvtype, comm, source, false, kOverlapping);
   if (!send && !recv)
     return host().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, status);
@@ -336,7 +342,7 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
 extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   // One buffer and one type serve both directions; packing pays off if it does for the send.
-  const Route r = route(buf, count, type, comm, dest, true);
+  const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
   if (!r || source == MPI_PROC_NULL)
     return host().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   StagingBuffer staging = pack_to_staging(r, buf, count);
@@ -352,7 +358,7 @@ extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int
 extern "C" int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
                          MPI_Status* status) {
   const Route r = message && *message != MPI_MESSAGE_NO_PROC
-                      ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false)
+                      ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false, kBlocking)
                       : Route{};
   if (!r) return host().Mrecv(buf, count, type, message, status);
   StagingBuffer staging(static_cast<size_t>(r.bytes));
@@ -366,7 +372,7 @@ extern "C" int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* m
 extern "C" int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
                           MPI_Request* request) {
   const Route r = message && *message != MPI_MESSAGE_NO_PROC
-                      ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false)
+                      ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false, kOverlapping)
                       : Route{};
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Imrecv(buf, count, type, message, request);

@@ -315,7 +315,12 @@ bool Calibration::valid(std::string* why) const {
     ok = curve_ok(contiguous[w], std::string("contiguous.") + where) &&
          grid_ok(host_typed[w], std::string("host_typed.") + where) &&
          grid_ok(host_typed_nested[w], std::string("host_typed_nested.") + where) &&
-         grid_ok(loom_packed[w], std::string("loom_packed.") + where);
+         grid_ok(loom_packed[w], std::string("loom_packed.") + where) &&
+         (!exchange_measured ||
+          (grid_ok(host_typed_exchange[w], std::string("host_typed_exchange.") + where) &&
+           grid_ok(host_typed_nested_exchange[w],
+                   std::string("host_typed_nested_exchange.") + where) &&
+           grid_ok(loom_packed_exchange[w], std::string("loom_packed_exchange.") + where)));
   }
   if (!ok && why) *why = reason;
   return ok;
@@ -335,6 +340,11 @@ std::string to_json(const Calibration& c) {
     doc["host_typed"][where] = surface_to_json(c.host_typed[w]);
     doc["host_typed_nested"][where] = surface_to_json(c.host_typed_nested[w]);
     doc["loom_packed"][where] = surface_to_json(c.loom_packed[w]);
+    if (c.exchange_measured) {
+      doc["host_typed_exchange"][where] = surface_to_json(c.host_typed_exchange[w]);
+      doc["host_typed_nested_exchange"][where] = surface_to_json(c.host_typed_nested_exchange[w]);
+      doc["loom_packed_exchange"][where] = surface_to_json(c.loom_packed_exchange[w]);
+    }
   }
   return doc.dump(2) + "\n";
 }
@@ -388,6 +398,22 @@ std::optional<Calibration> from_json(const std::string& text, std::string* why) 
         !read.surface(*host_typed, where, "host_typed", &c.host_typed[w]) ||
         !read.surface(*host_typed_nested, where, "host_typed_nested", &c.host_typed_nested[w]) ||
         !read.surface(*loom_packed, where, "loom_packed", &c.loom_packed[w]))
+      return std::nullopt;
+  }
+  // Optional (see Calibration): all three exchange surfaces, or none.
+  c.exchange_measured = doc.contains("host_typed_exchange") ||
+                        doc.contains("host_typed_nested_exchange") ||
+                        doc.contains("loom_packed_exchange");
+  for (int w = 0; c.exchange_measured && w < kLocalities; ++w) {
+    const char* where = locality_name(static_cast<Locality>(w));
+    const json* host_typed = read.member(doc, "host_typed_exchange", "");
+    const json* host_typed_nested = read.member(doc, "host_typed_nested_exchange", "");
+    const json* loom_packed = read.member(doc, "loom_packed_exchange", "");
+    if (!host_typed || !host_typed_nested || !loom_packed ||
+        !read.surface(*host_typed, where, "host_typed_exchange", &c.host_typed_exchange[w]) ||
+        !read.surface(*host_typed_nested, where, "host_typed_nested_exchange",
+                      &c.host_typed_nested_exchange[w]) ||
+        !read.surface(*loom_packed, where, "loom_packed_exchange", &c.loom_packed_exchange[w]))
       return std::nullopt;
   }
   return c;
@@ -445,28 +471,37 @@ bool save_file(const Calibration& c, const std::string& path, std::string* why) 
   return true;
 }
 
-double Model::host_seconds(Locality where, const TypeShape& type, double bytes) const {
+double Model::host_seconds(Locality where, const TypeShape& type, double bytes,
+                           Traffic traffic) const {
   if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
+  const Calibration& c = *calibration_;
   const int w = static_cast<int>(where);
-  const Surface& host =
-      type.nested ? calibration_->host_typed_nested[w] : calibration_->host_typed[w];
+  const bool exchange = traffic == Traffic::Exchange && c.exchange_measured;
+  const Surface& host = type.nested
+                            ? (exchange ? c.host_typed_nested_exchange[w] : c.host_typed_nested[w])
+                            : (exchange ? c.host_typed_exchange[w] : c.host_typed[w]);
   return host.at(type.spread, type.mean_block, bytes);
 }
 
-double Model::pack_seconds(Locality where, const TypeShape& type, double bytes) const {
+double Model::pack_seconds(Locality where, const TypeShape& type, double bytes,
+                           Traffic traffic) const {
   if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
-  return calibration_->loom_packed[static_cast<int>(where)].at(type.spread, type.mean_block, bytes);
+  const Calibration& c = *calibration_;
+  const int w = static_cast<int>(where);
+  const bool exchange = traffic == Traffic::Exchange && c.exchange_measured;
+  return (exchange ? c.loom_packed_exchange[w] : c.loom_packed[w])
+      .at(type.spread, type.mean_block, bytes);
 }
 
-Method Model::choose(Locality where, const TypeShape& type, double bytes) const {
+Method Model::choose(Locality where, const TypeShape& type, double bytes, Traffic traffic) const {
   if (!calibration_)
     return type.mean_block <= kDefaultPackBlockBytes ||
                    (type.mean_block <= kDefaultPackSmallBlockBytes &&
                     bytes <= kDefaultPackSmallMessageBytes)
                ? Method::Pack
                : Method::Host;
-  return pack_seconds(where, type, bytes) * kPackAdvantageRequired <
-                 host_seconds(where, type, bytes)
+  return pack_seconds(where, type, bytes, traffic) * kPackAdvantageRequired <
+                 host_seconds(where, type, bytes, traffic)
              ? Method::Pack
              : Method::Host;
 }

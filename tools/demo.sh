@@ -68,7 +68,7 @@ calibration="${LOOM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/loom}/calibration
 # A file of an older format (libloom refuses it with a warning) is measured again.
 if [[ $quick == 0 ]] && ! grep -qs '"version": 2,' "$calibration"; then
   echo
-  echo "== no current calibration at $calibration: running loom-bench measure once (about a minute)"
+  echo "== no current calibration at $calibration: running loom-bench measure once (a minute or more)"
   "$mpiexec" -n 2 "$dir/loom-bench" measure | tail -n 3
 fi
 

@@ -44,7 +44,8 @@ int loom_type_is_accelerated(MPI_Datatype type);
 int loom_type_describe(MPI_Datatype type, char* buf, int buflen);
 void loom_get_stats(loom_stats* out);
 
-/* How a point-to-point message of `count` elements of `type` would be sent to a peer on this
+/* How a blocking point-to-point message (MPI_Send, MPI_Recv: one-way traffic in
+ * docs/model.md) of `count` elements of `type` would be sent to a peer on this
  * node (peer_same_node != 0) or another node: LOOM_METHOD_PACK (packed by Loom, sent as
  * MPI_PACKED) or LOOM_METHOD_HOST (the host's datatype engine). Honours LOOM_METHOD; in auto
  * mode asks the calibrated model (docs/model.md). Types without a Loom plan, contiguous types

@@ -256,6 +256,44 @@ TEST(ModelChoice, LocalityPicksItsOwnCurves) {
   EXPECT_EQ(model.choose(Locality::OtherNode, flat(8), 65536), Method::Host);
 }
 
+// Exchange surfaces where the host exchanges 10x slower than it sends one way (MPICH 4.0
+// exchanging halo faces), and Loom's exchange costs what its one-way path does.
+Calibration with_slow_host_exchanges(Calibration c) {
+  c.exchange_measured = true;
+  for (int w = 0; w < kLocalities; ++w) {
+    c.host_typed_exchange[w] = dense_only(flat_grid(1e-9, 1e-5));
+    c.host_typed_nested_exchange[w] = c.host_typed_exchange[w];
+    c.loom_packed_exchange[w] = c.loom_packed[w];
+  }
+  return c;
+}
+
+TEST(ModelChoice, ExchangeTrafficUsesTheExchangeMeasurements) {
+  const Model model(with_slow_host_exchanges(synthetic(1e-10, 1e-10)));
+  for (Locality where : {Locality::SameNode, Locality::OtherNode})
+    for (bool nested : {false, true}) {
+      TypeShape type = flat(64);
+      type.nested = nested;
+      EXPECT_EQ(model.choose(where, type, 65536, Traffic::OneWay), Method::Host);
+      EXPECT_EQ(model.choose(where, type, 65536), Method::Host);  // one way by default
+      EXPECT_EQ(model.choose(where, type, 65536, Traffic::Exchange), Method::Pack);
+      EXPECT_GT(model.host_seconds(where, type, 65536, Traffic::Exchange),
+                5 * model.host_seconds(where, type, 65536, Traffic::OneWay));
+    }
+}
+
+TEST(ModelChoice, ExchangeTrafficWithoutExchangeMeasurementsUsesOneWay) {
+  Calibration c = with_slow_host_exchanges(synthetic(1e-10, 1e-10));
+  c.exchange_measured = false;  // as a calibration written before exchanges were measured
+  const Model model(c);
+  for (double bytes : {1024.0, 65536.0, 1e7}) {
+    EXPECT_EQ(model.host_seconds(Locality::SameNode, flat(64), bytes, Traffic::Exchange),
+              model.host_seconds(Locality::SameNode, flat(64), bytes, Traffic::OneWay));
+    EXPECT_EQ(model.choose(Locality::SameNode, flat(64), bytes, Traffic::Exchange),
+              model.choose(Locality::SameNode, flat(64), bytes, Traffic::OneWay));
+  }
+}
+
 TEST(ModelChoice, BuiltInRuleWithoutCalibration) {
   const Model model;
   EXPECT_FALSE(model.calibrated());
@@ -294,6 +332,33 @@ TEST(ModelJson, RoundTripIsExact) {
               c.host_typed_nested[w].by_spread[0].seconds);
   }
   EXPECT_EQ(to_json(*back), to_json(c));
+}
+
+TEST(ModelJson, ExchangeSurfacesRoundTripOrAreAbsent) {
+  const Calibration c = with_slow_host_exchanges(synthetic(1e-10, 1e-9));
+  std::string why;
+  const auto back = from_json(to_json(c), &why);
+  ASSERT_TRUE(back.has_value()) << why;
+  EXPECT_TRUE(back->exchange_measured);
+  for (int w = 0; w < kLocalities; ++w) {
+    EXPECT_EQ(back->host_typed_exchange[w].by_spread[0].seconds,
+              c.host_typed_exchange[w].by_spread[0].seconds);
+    EXPECT_EQ(back->loom_packed_exchange[w].by_spread[0].seconds,
+              c.loom_packed_exchange[w].by_spread[0].seconds);
+  }
+  EXPECT_EQ(to_json(*back), to_json(c));
+  // Without them (an older calibration) the file still loads.
+  const auto older = from_json(to_json(synthetic(1e-10, 1e-9)), &why);
+  ASSERT_TRUE(older.has_value()) << why;
+  EXPECT_FALSE(older->exchange_measured);
+  // Some but not all of them: refused, naming the one missing.
+  nlohmann::json partial = nlohmann::json::parse(to_json(c));
+  partial.erase("loom_packed_exchange");
+  expect_rejected(partial.dump(), "loom_packed_exchange");
+  // An exchange surface is checked like the others.
+  nlohmann::json broken = nlohmann::json::parse(to_json(c));
+  broken["host_typed_exchange"]["same_node"][0]["seconds"][0][0] = -1.0;
+  expect_rejected(broken.dump(), "host_typed_exchange");
 }
 
 TEST(ModelJson, RejectsWithAReason) {
