@@ -198,6 +198,23 @@ double local_sample(const std::function<void()>& op, int repeats) {
 // Loom's point-to-point layer with every message packed (the pack path, end to end).
 enum class Sender { Host, LoomPacked };
 
+// Seconds per call of `communicate`, one message pattern between ranks 0 and 1, over one
+// sample of `repeats` calls, with Loom's methods pinned to pack for Sender::LoomPacked.
+// The first message after a message of another kind costs extra (MPICH 4.0: 20-40 us at
+// 16 KiB, switching between typed and contiguous); one untimed call keeps that out of the
+// steady-state time where it would show (a long message hides it).
+double timed_sample(Sender sender, int64_t count_bytes, int repeats,
+                    const std::function<void()>& communicate) {
+  const bool pinned = sender == Sender::LoomPacked;
+  if (pinned) interpose::pin_method(model::Method::Pack);
+  if (count_bytes < kWarmRoundTripBelowBytes) communicate();
+  const double start = now_seconds();
+  for (int i = 0; i < repeats; ++i) communicate();
+  const double seconds = (now_seconds() - start) / repeats;
+  if (pinned) interpose::pin_method(std::nullopt);
+  return seconds;
+}
+
 // One-way seconds of `count` elements of `type` between ranks 0 and 1 (half a round trip)
 // over one sample of repeated round trips.
 double pingpong_sample(Sender sender, MPI_Comm comm, int rank, void* buffer, int count,
@@ -207,8 +224,7 @@ double pingpong_sample(Sender sender, MPI_Comm comm, int rank, void* buffer, int
   const bool host = sender == Sender::Host;
   const SendFunction send = host ? PMPI_Send : MPI_Send;
   const RecvFunction recv = host ? PMPI_Recv : MPI_Recv;
-  if (!host) interpose::pin_method(model::Method::Pack);
-  auto round_trip = [&] {
+  const double round_trip = timed_sample(sender, count_bytes, repeats, [&] {
     if (rank == 0) {
       send(buffer, count, type, 1, kTagData, comm);
       recv(buffer, count, type, 1, kTagData, comm, MPI_STATUS_IGNORE);
@@ -216,16 +232,8 @@ double pingpong_sample(Sender sender, MPI_Comm comm, int rank, void* buffer, int
       recv(buffer, count, type, 0, kTagData, comm, MPI_STATUS_IGNORE);
       send(buffer, count, type, 0, kTagData, comm);
     }
-  };
-  // The first message after a message of another kind costs extra (MPICH 4.0: 20-40 us
-  // at 16 KiB, switching between typed and contiguous); one untimed round trip keeps that
-  // out of the steady-state time where it would show (a long message hides it).
-  if (count_bytes < kWarmRoundTripBelowBytes) round_trip();
-  const double start = now_seconds();
-  for (int i = 0; i < repeats; ++i) round_trip();
-  const double seconds = (now_seconds() - start) / repeats / 2;
-  if (!host) interpose::pin_method(std::nullopt);
-  return seconds;
+  });
+  return round_trip / 2;
 }
 
 // Seconds of one exchange of `type` between ranks 0 and 1 (each starts a receive into
@@ -240,21 +248,14 @@ double exchange_sample(Sender sender, MPI_Comm comm, int rank, const void* outgo
   const IsendFunction isend = host ? PMPI_Isend : MPI_Isend;
   const IrecvFunction irecv = host ? PMPI_Irecv : MPI_Irecv;
   const WaitallFunction waitall = host ? PMPI_Waitall : MPI_Waitall;
-  if (!host) interpose::pin_method(model::Method::Pack);
   const int peer = 1 - rank;
-  auto exchange = [&] {
+  return timed_sample(sender, count_bytes, repeats, [&] {
     MPI_Request requests[2];
     MPI_Status statuses[2];
     irecv(incoming, 1, type, peer, kTagData, comm, &requests[0]);
     isend(outgoing, 1, type, peer, kTagData, comm, &requests[1]);
     waitall(2, requests, statuses);
-  };
-  if (count_bytes < kWarmRoundTripBelowBytes) exchange();  // as in pingpong_sample
-  const double start = now_seconds();
-  for (int i = 0; i < repeats; ++i) exchange();
-  const double seconds = (now_seconds() - start) / repeats;
-  if (!host) interpose::pin_method(std::nullopt);
-  return seconds;
+  });
 }
 
 struct PointSamples {

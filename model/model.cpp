@@ -471,26 +471,37 @@ bool save_file(const Calibration& c, const std::string& path, std::string* why) 
   return true;
 }
 
+namespace {
+
+// What one traffic's predictions read at one locality. Exchanges read the one-way surfaces
+// when the calibration did not measure exchanges.
+struct PathSurfaces {
+  const Surface& host_flat;
+  const Surface& host_nested;
+  const Surface& loom;
+};
+
+PathSurfaces surfaces_for(const Calibration& c, Locality where, Traffic traffic) {
+  const int w = static_cast<int>(where);
+  if (traffic == Traffic::Exchange && c.exchange_measured)
+    return {c.host_typed_exchange[w], c.host_typed_nested_exchange[w], c.loom_packed_exchange[w]};
+  return {c.host_typed[w], c.host_typed_nested[w], c.loom_packed[w]};
+}
+
+}  // namespace
+
 double Model::host_seconds(Locality where, const TypeShape& type, double bytes,
                            Traffic traffic) const {
   if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
-  const Calibration& c = *calibration_;
-  const int w = static_cast<int>(where);
-  const bool exchange = traffic == Traffic::Exchange && c.exchange_measured;
-  const Surface& host = type.nested
-                            ? (exchange ? c.host_typed_nested_exchange[w] : c.host_typed_nested[w])
-                            : (exchange ? c.host_typed_exchange[w] : c.host_typed[w]);
-  return host.at(type.spread, type.mean_block, bytes);
+  const PathSurfaces paths = surfaces_for(*calibration_, where, traffic);
+  return (type.nested ? paths.host_nested : paths.host_flat)
+      .at(type.spread, type.mean_block, bytes);
 }
 
 double Model::pack_seconds(Locality where, const TypeShape& type, double bytes,
                            Traffic traffic) const {
   if (!calibration_) return std::numeric_limits<double>::quiet_NaN();
-  const Calibration& c = *calibration_;
-  const int w = static_cast<int>(where);
-  const bool exchange = traffic == Traffic::Exchange && c.exchange_measured;
-  return (exchange ? c.loom_packed_exchange[w] : c.loom_packed[w])
-      .at(type.spread, type.mean_block, bytes);
+  return surfaces_for(*calibration_, where, traffic).loom.at(type.spread, type.mean_block, bytes);
 }
 
 Method Model::choose(Locality where, const TypeShape& type, double bytes, Traffic traffic) const {
