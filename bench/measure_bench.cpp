@@ -54,6 +54,13 @@ constexpr int kLongPointSamples = 3;
 constexpr int64_t kSpellProbeBlock = 1 * kKiB, kSpellProbeBytes = 64 * kKiB;
 constexpr double kDegradedProbeRatio = 1.75;
 constexpr int kRemeasurePasses = 3;
+// After the grid, a sample of its small points (every kConfirmationStride-th of those of at
+// most kConfirmationMaxBytes) is measured once more, to catch a slow spell that lasted the whole
+// grid. If the best probe is still kDegradedProbeRatio slower than the previous calibration's
+// of the same machine and host MPI, the sample is repeated for up to kSlowSpellWaitSeconds.
+constexpr int64_t kConfirmationMaxBytes = 64 * kKiB;
+constexpr size_t kConfirmationStride = 5;
+constexpr double kSlowSpellWaitSeconds = 20;
 
 struct Options {
   bool quick = false;
@@ -406,6 +413,16 @@ void print_summary(const model::Calibration& c, model::Locality where) {
       }
 }
 
+// The speed probe of the calibration that `path` holds now, if it was measured on this
+// machine with this host MPI; 0 otherwise.
+double previous_speed_probe(const std::string& path, const model::Calibration& current) {
+  std::string why;
+  const auto previous = model::load_file(path, &why);
+  if (!previous || previous->machine != current.machine || previous->host_mpi != current.host_mpi)
+    return 0.0;
+  return previous->speed_probe_seconds;
+}
+
 int finish(int rc) {
   MPI_Finalize();
   return rc;
@@ -546,7 +563,19 @@ int run_measure(int argc, char** argv) {
   };
   std::vector<size_t> points(point_count);
   for (size_t p = 0; p < point_count; ++p) points[p] = p;
-  for (int pass = 0; !points.empty(); ++pass) {
+  // Small points are cheap to measure again, and their probes run in caches like those of
+  // the other points' rounds. The stride is prime to the grid's row lengths, so the sample
+  // spans message sizes as well as block sizes.
+  std::vector<size_t> confirmation;
+  for (size_t p = 0, small = 0; p < point_count; ++p)
+    if (grid.messages[message_of(p)] <= kConfirmationMaxBytes && small++ % kConfirmationStride == 0)
+      confirmation.push_back(p);
+  // --quick's coarse grid is no match for a full calibration: it does not wait for speed.
+  const double previous_probe = rank == 0 && !opt.quick ? previous_speed_probe(path, c) : 0.0;
+  int remeasures_left = kRemeasurePasses;
+  bool confirming = false, confirmed = false;
+  double confirm_until = 0.0, best = 0.0;
+  while (!points.empty()) {
     if (!measure_points(points)) {
       probe.reset();
       PMPI_Comm_free(&comm);
@@ -558,26 +587,67 @@ int run_measure(int argc, char** argv) {
     // Points whose probe ran well below the best are measured again, and each point keeps its
     // fastest-probe measurement, so the calibration describes the machine at its best, where
     // the host is hardest to beat.
-    double best = 0.0;
-    for (size_t p = 0; p < point_count; ++p)
-      if (rank == 0 && (best == 0.0 || kept_probe[p] < best)) best = kept_probe[p];
-    std::vector<size_t> degraded;
-    if (rank == 0 && pass < kRemeasurePasses)
+    std::vector<size_t> next;
+    if (rank == 0) {
+      const double best_before = best;
+      best = 0.0;
       for (size_t p = 0; p < point_count; ++p)
-        if (kept_probe[p] > kDegradedProbeRatio * best) degraded.push_back(p);
+        if (best == 0.0 || kept_probe[p] < best) best = kept_probe[p];
+      // A slow spell can last the whole grid, and then no point looks slow next to the
+      // others. Measuring a sample once more, later, shows whether the machine can do
+      // better; if it can, the grid's points are measured again against the new best.
+      if (confirming && best * kDegradedProbeRatio < best_before) {
+        std::fprintf(stderr,
+                     "  the machine now runs the probe %.1fx faster than during the grid: it "
+                     "was slow throughout\n",
+                     best_before / best);
+        remeasures_left = kRemeasurePasses;
+      }
+      const bool slower_than_previous =
+          previous_probe > 0 && best > kDegradedProbeRatio * previous_probe;
+      for (size_t p = 0; remeasures_left > 0 && p < point_count; ++p)
+        if (kept_probe[p] > kDegradedProbeRatio * best) next.push_back(p);
+      if (!next.empty()) {
+        --remeasures_left;
+        confirming = false;
+        std::fprintf(stderr,
+                     "  measuring %zu point%s again: their probe (the host's send of 64 KiB in "
+                     "1 KiB blocks) ran over %.2gx slower than the best (the machine's "
+                     "cross-core speed varied)\n",
+                     next.size(), next.size() == 1 ? "" : "s", kDegradedProbeRatio);
+      } else if (!confirmed ||
+                 (confirming && slower_than_previous && now_seconds() < confirm_until)) {
+        if (!confirmed) {
+          confirm_until = now_seconds() + kSlowSpellWaitSeconds;
+          std::fprintf(stderr,
+                       "  measuring %zu small points again, to check the machine's speed%s\n",
+                       confirmation.size(),
+                       slower_than_previous ? format(" (the probe is %.1fx slower than in the "
+                                                     "previous calibration)",
+                                                     best / previous_probe)
+                                                  .c_str()
+                                            : "");
+        }
+        next = confirmation;
+        confirming = confirmed = true;
+      }
+    }
     static_assert(sizeof(size_t) == sizeof(uint64_t), "point indices travel as MPI_UINT64_T");
-    uint64_t n = degraded.size();
+    uint64_t n = next.size();
     PMPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
-    degraded.resize(n);
-    if (n > 0) PMPI_Bcast(degraded.data(), static_cast<int>(n), MPI_UINT64_T, 0, comm);
-    if (rank == 0 && n > 0)
-      std::fprintf(stderr,
-                   "  measuring %llu points again: their probe (the host's send of 64 KiB in "
-                   "1 KiB blocks) ran over %.2gx slower than the best (the machine's "
-                   "cross-core speed varied)\n",
-                   static_cast<unsigned long long>(n), kDegradedProbeRatio);
-    points = std::move(degraded);
+    next.resize(n);
+    if (n > 0) PMPI_Bcast(next.data(), static_cast<int>(n), MPI_UINT64_T, 0, comm);
+    points = std::move(next);
   }
+  c.speed_probe_seconds = best;
+  if (rank == 0 && previous_probe > 0 && best > kDegradedProbeRatio * previous_probe)
+    std::printf(
+        "WARNING: the machine ran %.1fx slower than during the previous calibration of this\n"
+        "         machine and host MPI (speed probe %s us now, %s us then), and did not speed up\n"
+        "         within %.0f s. If that was a slow spell, the model will hand the host messages\n"
+        "         that Loom would send faster: run loom-bench measure again later.\n",
+        best / previous_probe, micros(best).c_str(), micros(previous_probe).c_str(),
+        kSlowSpellWaitSeconds);
   probe.reset();
   if (rank == 0) {
     // Contiguous sends are sampled at every grid point; each size's samples pool over blocks.

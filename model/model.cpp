@@ -346,6 +346,7 @@ std::string to_json(const Calibration& c) {
       doc["loom_packed_exchange"][where] = surface_to_json(c.loom_packed_exchange[w]);
     }
   }
+  if (c.speed_probe_seconds > 0) doc["speed_probe_seconds"] = c.speed_probe_seconds;
   return doc.dump(2) + "\n";
 }
 
@@ -415,6 +416,15 @@ std::optional<Calibration> from_json(const std::string& text, std::string* why) 
                       &c.host_typed_nested_exchange[w]) ||
         !read.surface(*loom_packed, where, "loom_packed_exchange", &c.loom_packed_exchange[w]))
       return std::nullopt;
+  }
+  // Optional (see Calibration).
+  if (const auto probe = doc.find("speed_probe_seconds"); probe != doc.end()) {
+    if (!probe->is_number() || !(probe->get<double>() > 0) ||
+        !std::isfinite(probe->get<double>())) {
+      read.fail("speed_probe_seconds is not a positive number");
+      return std::nullopt;
+    }
+    c.speed_probe_seconds = probe->get<double>();
   }
   return c;
 }

@@ -100,6 +100,10 @@ struct Calibration {
   // False when the calibration ran on one node: the OtherNode entries are then copies of
   // the SameNode measurements.
   bool other_node_measured = false;
+  // loom-bench measure's speed probe at its best during this calibration (seconds; 0: not
+  // recorded). The next calibration of the same machine and host MPI compares its own
+  // against it, to notice that it ran whole while the machine was slow.
+  double speed_probe_seconds = 0;
 
   bool valid(std::string* why) const;
 };

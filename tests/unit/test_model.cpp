@@ -361,6 +361,25 @@ TEST(ModelJson, ExchangeSurfacesRoundTripOrAreAbsent) {
   expect_rejected(broken.dump(), "host_typed_exchange");
 }
 
+TEST(ModelJson, SpeedProbeRoundTripsOrIsAbsent) {
+  Calibration c = synthetic(1e-10, 1e-9);
+  std::string why;
+  const auto without = from_json(to_json(c), &why);
+  ASSERT_TRUE(without.has_value()) << why;
+  EXPECT_EQ(without->speed_probe_seconds, 0.0);
+  EXPECT_EQ(nlohmann::json::parse(to_json(c)).count("speed_probe_seconds"), 0u);
+  c.speed_probe_seconds = 4.25e-6;
+  const auto with = from_json(to_json(c), &why);
+  ASSERT_TRUE(with.has_value()) << why;
+  EXPECT_EQ(with->speed_probe_seconds, 4.25e-6);
+  for (const nlohmann::json& bad :
+       {nlohmann::json(-1.0), nlohmann::json(0.0), nlohmann::json("fast")}) {
+    nlohmann::json doc = nlohmann::json::parse(to_json(c));
+    doc["speed_probe_seconds"] = bad;
+    expect_rejected(doc.dump(), "speed_probe_seconds is not a positive number");
+  }
+}
+
 TEST(ModelJson, RejectsWithAReason) {
   expect_rejected("{ \"format\": \"loom-calibration\", ", "not valid JSON");
   expect_rejected("[1, 2]", "the document is not an object");
