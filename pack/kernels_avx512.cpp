@@ -17,11 +17,18 @@ inline __mmask64 low_bytes(int64_t n) {
   return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
 }
 
+// Whether two windows' packed bytes fit one vector (see pack_row).
+bool window_pairs_fit(int64_t block, int64_t stride) {
+  return 2 * ((kWindow - block) / stride + 1) * block <= kWindow;
+}
+
 // Window geometry shared by pack and unpack.
 struct Window {
   int64_t block = 0, stride = 0;
-  int64_t blocks;                       // whole blocks inside one 64-byte strided window
-  int64_t packed_bytes;                 // blocks * block
+  int64_t blocks;        // whole blocks inside one 64-byte strided window
+  int64_t packed_bytes;  // blocks * block
+  // window_pairs_fit, kept: a row of a few blocks costs little more than the division.
+  bool pairs_fit = false;
   __mmask64 block_mask = 0;             // window bytes that belong to a block
   alignas(64) uint8_t gather[kWindow];  // packed byte j <- window byte gather[j]
   // Two windows `blocks * stride` apart, when their packed bytes fit one vector: packed
@@ -36,6 +43,7 @@ struct Window {
     stride = stride_;
     blocks = (kWindow - block) / stride + 1;
     packed_bytes = blocks * block;
+    pairs_fit = window_pairs_fit(block, stride);
     block_mask = 0;
     for (int64_t j = 0; j < kWindow; ++j) {
       const int64_t second = j - packed_bytes;
@@ -76,11 +84,6 @@ inline __m512i permute_bytes(__m512i index, __m512i v) {
 // MPICH 4.0, 16 KiB-4 MiB: 1.05-1.19x -> 1.45-2.07x; short 3-D rows lost: 0.97 -> 0.74x).
 constexpr int64_t kLongRowBlocks = 64;
 
-// Whether two windows' packed bytes fit one vector (see pack_row).
-bool window_pairs_fit(int64_t block, int64_t stride) {
-  return 2 * ((kWindow - block) / stride + 1) * block <= kWindow;
-}
-
 bool window_applies(const Slab& s, bool pack) {
   if (s.block <= 0 || s.stride <= s.block || s.block + s.stride > kWindow || s.n < 2) return false;
   return s.block < 16 ||
@@ -93,7 +96,7 @@ void pack_row(char* packed, const char* strided, int64_t n, const Window& w, __m
   const char* packed_end = packed + n * w.block;
   const int64_t step = w.blocks * w.stride;
   int64_t done = 0;
-  if (window_pairs_fit(w.block, w.stride)) {
+  if (w.pairs_fit) {
     // One full store per two windows instead of two overlapping ones (blocks at stride 2x
     // fill it exactly, and it stays aligned when the packed buffer is). Measured in one
     // state of this machine: 4-byte blocks at 16-256 KiB 23-28 -> 38-39 GB/s, 8-byte
@@ -138,7 +141,7 @@ void unpack_row(char* strided, const char* packed, int64_t n, const Window& w, _
   const char* packed_end = packed + n * w.block;
   const int64_t step = w.blocks * w.stride;
   int64_t done = 0;
-  if (window_pairs_fit(w.block, w.stride)) {
+  if (w.pairs_fit) {
     // One load feeds two windows (1-8 byte blocks at stride 2x, 16-256 KiB: 35-38 -> 51-61
     // GB/s, in alternating runs here).
     const __m512i second = _mm512_load_si512(w.scatter_second);
