@@ -297,6 +297,36 @@ void pack_lines_streaming(char* packed, const char* strided, const Slab& s) {
 // 1-4 byte blocks 12-13 -> 14-15.5, 512 B 13-14 -> 14-17; with four lines' loads issued
 // before their stores (pack_lines_streaming), 256 B and 4 KiB blocks 0.9-1.0x -> 1.2-1.4x
 // over Open MPI and 64 B blocks 1.2-1.4x -> 1.7-2.0x.
+// Blocks of 257 B to 2 KiB in cached slabs: inline 64-byte moves, the last one overlapping,
+// instead of a memcpy call and its size dispatch per block. (Longer blocks amortise the call;
+// out-of-cache slabs take the streaming paths.)
+constexpr int64_t kInlineLongBlockMax = 2048;
+
+bool inline_long_blocks(const Slab& s) {
+  return s.block > kInlineCopyBytes && s.block <= kInlineLongBlockMax;
+}
+
+inline void copy_long_block(char* dst, const char* src, int64_t len) {
+  int64_t off = 0;
+  for (; off + kWindow < len; off += kWindow)
+    _mm512_storeu_si512(dst + off, _mm512_loadu_si512(src + off));
+  _mm512_storeu_si512(dst + len - kWindow, _mm512_loadu_si512(src + len - kWindow));
+}
+
+template <bool kPack>
+void slab_long_blocks(char* packed, char* strided, const Slab& slab) {
+  const Slab s = slab;  // locals: stores through char* may alias the descriptor
+  for (int64_t r = 0; r < s.rows; ++r) {
+    char* row = strided + r * s.row_stride;
+    for (int64_t i = 0; i < s.n; ++i, packed += s.block) {
+      if constexpr (kPack)
+        copy_long_block(packed, row + i * s.stride, s.block);
+      else
+        copy_long_block(row + i * s.stride, packed, s.block);
+    }
+  }
+}
+
 void pack_avx512(char* packed, const char* strided, const Slab& s) {
   if (rows_interleave(s))
     return s.block == 8 ? pack_interleaved_rows<8>(packed, strided, s)
@@ -311,8 +341,11 @@ void pack_avx512(char* packed, const char* strided, const Slab& s) {
     // 3-D pack of 512 B blocks streamed in small slabs lost (0.94-0.98x -> 0.82-0.96x).
     const bool stream_lines = s.block == kWindow ? s.out_of_cache : streaming;
     if (!stream_lines || s.block <= 0 || s.block % kWindow != 0 ||
-        (reinterpret_cast<uintptr_t>(packed) & (kWindow - 1)) != 0)
+        (reinterpret_cast<uintptr_t>(packed) & (kWindow - 1)) != 0) {
+      if (!streaming && inline_long_blocks(s))
+        return slab_long_blocks<true>(packed, const_cast<char*>(strided), s);
       return pack_slab_blocks(packed, strided, s);
+    }
     pack_lines_streaming(packed, strided, s);
     return _mm_sfence();  // non-temporal stores are weakly ordered: publish them
   }
@@ -386,6 +419,8 @@ void unpack_lines_streaming(char* strided, const char* packed, const Slab& s) {
 void unpack_avx512(char* strided, const char* packed, const Slab& s) {
   if (rows_interleave(s)) return unpack_interleaved_rows(strided, packed, s);
   if (lines_stream_out(strided, s)) return unpack_lines_streaming(strided, packed, s);
+  if (!s.out_of_cache && inline_long_blocks(s))
+    return slab_long_blocks<false>(const_cast<char*>(packed), strided, s);
   if (!window_applies(s, false) || (s.block >= kPlainUnpackMinBlock && s.out_of_cache))
     return unpack_slab_blocks(strided, packed, s);
   const Window& w = window_for(s.block, s.stride);

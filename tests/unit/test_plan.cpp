@@ -84,6 +84,23 @@ TEST(RowKernels, AllBlockAndStrideShapes) {
   }
 }
 
+// Blocks around the bounds of the inline long-block moves (257 B to 2 KiB on AVX-512), in
+// rows and in 2-D slabs, with gaps that leave blocks unaligned.
+TEST(RowKernels, LongBlocks) {
+  for (pack::Isa isa : supported_isas())
+    for (int64_t block : {255, 256, 257, 300, 384, 511, 512, 513, 1000, 2047, 2048, 2049, 4096})
+      for (int64_t gap : {1, 24, 64})
+        for (int64_t rows : {1, 3}) {
+          const int64_t stride = block + gap, n = 5;
+          const auto row = types::make_repeat(n, stride, types::make_dense(block));
+          const auto slab = types::make_repeat(rows, n * stride + 40, row);
+          check_plan({{0, slab}}, 2, 0, isa,
+                     std::string(pack::isa_name(isa)) + " block=" + std::to_string(block) +
+                         " stride=" + std::to_string(stride) + " rows=" + std::to_string(rows));
+          if (HasFatalFailure()) return;
+        }
+}
+
 TEST(RowKernels, NegativeAndZeroStrides) {
   // 16-byte blocks in rows of 70 reach the paths that pair windows of long rows.
   struct Shape {
