@@ -290,16 +290,10 @@ void pack_lines_streaming(char* packed, const char* strided, const Slab& s) {
   }
 }
 
-// Out of cache the packed output would not stay cached anyway: where whole aligned lines
-// are produced (two windows of 1-8 byte blocks at stride 2x, or blocks of a multiple of 64
-// bytes) they are written with non-temporal stores, which skip each line's
-// read-for-ownership. Measured at 32-64 MiB in alternating runs (GB/s, plain -> streamed):
-// 1-4 byte blocks 12-13 -> 14-15.5, 512 B 13-14 -> 14-17; with four lines' loads issued
-// before their stores (pack_lines_streaming), 256 B and 4 KiB blocks 0.9-1.0x -> 1.2-1.4x
-// over Open MPI and 64 B blocks 1.2-1.4x -> 1.7-2.0x.
 // Blocks of 257 B to 2 KiB in cached slabs: inline 64-byte moves, the last one overlapping,
-// instead of a memcpy call and its size dispatch per block. (Longer blocks amortise the call;
-// out-of-cache slabs take the streaming paths.)
+// instead of a memcpy call and its size dispatch per block (WRF y halo, 384 B blocks at
+// 256 KiB: 61-63 -> 91-99 GB/s). Longer blocks amortise the call. "Cached" follows each side's
+// streaming rule: per slab for pack, per whole unpack for unpack.
 constexpr int64_t kInlineLongBlockMax = 2048;
 
 bool inline_long_blocks(const Slab& s) {
@@ -327,6 +321,13 @@ void slab_long_blocks(char* packed, char* strided, const Slab& slab) {
   }
 }
 
+// Out of cache the packed output would not stay cached anyway: where whole aligned lines
+// are produced (two windows of 1-8 byte blocks at stride 2x, or blocks of a multiple of 64
+// bytes) they are written with non-temporal stores, which skip each line's
+// read-for-ownership. Measured at 32-64 MiB in alternating runs (GB/s, plain -> streamed):
+// 1-4 byte blocks 12-13 -> 14-15.5, 512 B 13-14 -> 14-17; with four lines' loads issued
+// before their stores (pack_lines_streaming), 256 B and 4 KiB blocks 0.9-1.0x -> 1.2-1.4x
+// over Open MPI and 64 B blocks 1.2-1.4x -> 1.7-2.0x.
 void pack_avx512(char* packed, const char* strided, const Slab& s) {
   if (rows_interleave(s))
     return s.block == 8 ? pack_interleaved_rows<8>(packed, strided, s)
