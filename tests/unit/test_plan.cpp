@@ -101,6 +101,20 @@ TEST(RowKernels, LongBlocks) {
         }
 }
 
+// Long blocks spread over more than the out-of-cache size but packing to less: the pack
+// reads them from memory with inline moves instead of memcpy (AVX-512).
+TEST(RowKernels, LongBlocksSpreadFarApart) {
+  for (pack::Isa isa : supported_isas())
+    for (int64_t block : {2049, 4100})
+      for (int64_t stride : {int64_t{65536} + 8, -(int64_t{65536} + 24)}) {
+        const auto row = types::make_repeat(300, stride, types::make_dense(block));
+        check_plan({{0, row}}, 1, 0, isa,
+                   std::string(pack::isa_name(isa)) + " block=" + std::to_string(block) +
+                       " stride=" + std::to_string(stride));
+        if (HasFatalFailure()) return;
+      }
+}
+
 TEST(RowKernels, NegativeAndZeroStrides) {
   // 16-byte blocks in rows of 70 reach the paths that pair windows of long rows.
   struct Shape {
@@ -156,7 +170,8 @@ TEST(Plan, TransposedColumnsOfEightAndSixteenBytes) {
 
 // Packs and unpacks beyond the out-of-cache size take other stores (non-temporal where
 // whole aligned lines come out, plain instead of byte-masked); buffers one byte off
-// line alignment take the ordinary paths. All must move the same bytes, and unpack must
+// line alignment take the ordinary paths, except for blocks long enough to stream
+// around their part lines. All must move the same bytes, and unpack must
 // leave the gaps alone.
 TEST(Plan, OutOfCacheSlabsMoveTheSameBytes) {
   constexpr int64_t kPacked = (int64_t{17} << 20) + 4096;  // above the 16 MiB switch
@@ -167,7 +182,9 @@ TEST(Plan, OutOfCacheSlabsMoveTheSameBytes) {
     const size_t rounded = (static_cast<size_t>(bytes) + 128 + 63) & ~size_t{63};
     return static_cast<char*>(std::aligned_alloc(64, rounded));
   };
-  for (Shape shape : {Shape{4, 8}, Shape{2, 4}, Shape{64, 128}, Shape{256, 320}, Shape{192, 256}}) {
+  // Blocks from 1 KiB stream even where they start or end inside a line.
+  for (Shape shape : {Shape{4, 8}, Shape{2, 4}, Shape{64, 128}, Shape{256, 320}, Shape{192, 256},
+                      Shape{1000, 1037}, Shape{1024, 1100}, Shape{4100, 4164}}) {
     const int64_t n = kPacked / shape.block;
     const auto layout =
         types::Layout{{0, types::make_repeat(n, shape.stride, types::make_dense(shape.block))}};
