@@ -244,42 +244,67 @@ void pack_interleaved_rows(char* packed, const char* strided, const Slab& s) {
                      {s.block, s.n, s.stride, s.rows - r, s.row_stride});
 }
 
-// One-line blocks packed to a line-aligned buffer: four blocks' loads in flight before
-// their non-temporal stores.
+// Blocks of a multiple of 64 bytes, packed to a line-aligned buffer: every 64-byte piece
+// is a whole line of the output and can be streamed.
 void pack_lines_streaming(char* packed, const char* strided, const Slab& s) {
+  if (s.block == kWindow) {
+    // One line per block: four blocks' loads in flight before their stores.
+    for (int64_t r = 0; r < s.rows; ++r) {
+      const char* row = strided + r * s.row_stride;
+      int64_t i = 0;
+      for (; i + 4 <= s.n; i += 4, packed += 4 * kWindow) {
+        const __m512i a = _mm512_loadu_si512(row + i * s.stride);
+        const __m512i b = _mm512_loadu_si512(row + (i + 1) * s.stride);
+        const __m512i c = _mm512_loadu_si512(row + (i + 2) * s.stride);
+        const __m512i d = _mm512_loadu_si512(row + (i + 3) * s.stride);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed), a);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed + kWindow), b);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed + 2 * kWindow), c);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed + 3 * kWindow), d);
+      }
+      for (; i < s.n; ++i, packed += kWindow)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed),
+                            _mm512_loadu_si512(row + i * s.stride));
+    }
+    return;
+  }
   for (int64_t r = 0; r < s.rows; ++r) {
     const char* row = strided + r * s.row_stride;
-    int64_t i = 0;
-    for (; i + 4 <= s.n; i += 4, packed += 4 * kWindow) {
-      const __m512i a = _mm512_loadu_si512(row + i * s.stride);
-      const __m512i b = _mm512_loadu_si512(row + (i + 1) * s.stride);
-      const __m512i c = _mm512_loadu_si512(row + (i + 2) * s.stride);
-      const __m512i d = _mm512_loadu_si512(row + (i + 3) * s.stride);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(packed), a);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(packed + kWindow), b);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(packed + 2 * kWindow), c);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(packed + 3 * kWindow), d);
+    for (int64_t i = 0; i < s.n; ++i) {
+      const char* block = row + i * s.stride;
+      int64_t off = 0;
+      // Four lines' loads in flight before their stores: more misses overlap.
+      for (; off + 4 * kWindow <= s.block; off += 4 * kWindow, packed += 4 * kWindow) {
+        const __m512i a = _mm512_loadu_si512(block + off);
+        const __m512i b = _mm512_loadu_si512(block + off + kWindow);
+        const __m512i c = _mm512_loadu_si512(block + off + 2 * kWindow);
+        const __m512i d = _mm512_loadu_si512(block + off + 3 * kWindow);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed), a);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed + kWindow), b);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed + 2 * kWindow), c);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed + 3 * kWindow), d);
+      }
+      for (; off < s.block; off += kWindow, packed += kWindow)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(packed), _mm512_loadu_si512(block + off));
     }
-    for (; i < s.n; ++i, packed += kWindow)
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(packed),
-                          _mm512_loadu_si512(row + i * s.stride));
   }
 }
 
-// Blocks of 257 B to 2 KiB in cached slabs: inline 64-byte moves, the last one overlapping,
-// instead of a memcpy call and its size dispatch per block (WRF y halo, 384 B blocks at
-// 256 KiB: 61-63 -> 91-99 GB/s). Longer blocks amortise the call. "Cached" follows each side's
-// streaming rule: per slab for pack, per whole unpack for unpack.
+// Blocks of 257 B to 2 KiB in cached packs and unpacks: inline 64-byte moves, the last one
+// overlapping, instead of a memcpy call and its size dispatch per block (WRF y halo, 384 B
+// blocks at 256 KiB: 61-63 -> 91-99 GB/s). Longer blocks amortise the call. Out of cache,
+// memcpy wins (3-D 512 B blocks at 32-64 MiB: 0.87-0.92x -> 0.97-1.03x over Open MPI).
 constexpr int64_t kInlineLongBlockMax = 2048;
 
 bool inline_long_blocks(const Slab& s) {
   return s.block > kInlineCopyBytes && s.block <= kInlineLongBlockMax;
 }
 
-// Longer blocks read from memory rather than cache (their slab spans more than the
-// out-of-cache size) move faster this way too than with memcpy, which uses rep movsb for
-// them (blocks of 3-6 KiB in faces spanning 33 MiB, packed to 4 MiB: 0.9-1.0x -> 1.05-1.15x
-// over Open MPI); from cache, memcpy stays ahead (4 KiB blocks at 256 KiB: 1.04x -> 0.94x).
+// Longer blocks packed from memory rather than cache (their slab spans more than the
+// out-of-cache size, the packed output does not) move faster this way too than with memcpy,
+// which uses rep movsb for them (faces of 3-23 KiB blocks spanning 33 MiB, packed to 4 MiB:
+// 1.00x -> 1.08-1.11x over Open MPI, MILC 2.5x -> 3.3-3.7x over MPICH); from cache, memcpy
+// stays ahead (4 KiB blocks at 256 KiB: 1.03x -> 0.92-0.97x).
 bool spans_out_of_cache(const Slab& s) {
   const int64_t span = magnitude(s.stride) * (s.n - 1) + magnitude(s.row_stride) * (s.rows - 1);
   return span > kOutOfCacheBytes;
@@ -292,12 +317,13 @@ constexpr auto copy_long_block = [](char* dst, const char* src, int64_t len) {
   _mm512_storeu_si512(dst + len - kWindow, _mm512_loadu_si512(src + len - kWindow));
 };
 
-// Out of cache, a block of at least one line is written with non-temporal stores, which
-// skip each line's read-for-ownership, four lines' loads in flight before their stores.
-// Where a block starts or ends inside a line, that part line gets byte-masked plain stores
-// (the rest of the line belongs to the neighbouring block, or to the user). Part lines
-// cost: streaming blocks of 104-392 B this way lost 10-60% against plain copies, 1 KiB
-// blocks broke even and longer ones gained, so blocks that split lines stream from 1 KiB.
+// Blocks that start or end inside a line, out of cache: the whole lines inside stream, the
+// part lines get byte-masked plain stores (the rest of such a line belongs to the next
+// block, or to the user). Part lines cost: in a standalone test, blocks of 104-392 B lost
+// 10-60% this way against plain copies, 1 KiB blocks broke even and 2-23 KiB gained 10-50%.
+// Blocks of whole aligned lines keep their own loops (pack_lines_streaming and
+// unpack_lines_streaming): run through for_each_block with this copy, 256 B blocks at
+// 32-64 MiB measured 1.2-1.5x -> 0.9-1.0x over Open MPI, for a reason not found.
 constexpr int64_t kStreamSplitLinesMinBlock = 1024;
 
 constexpr auto stream_long_block = [](char* dst, const char* src, int64_t len) {
@@ -324,26 +350,15 @@ constexpr auto stream_long_block = [](char* dst, const char* src, int64_t len) {
   }
 };
 
-// Whether every block's stores cover whole lines: blocks of whole lines at line-aligned
-// destinations (pack writes blocks back to back, unpack at the user's strides).
-bool whole_lines(const char* dst, const Slab& s, bool pack) {
-  if (s.block % kWindow != 0 || (reinterpret_cast<uintptr_t>(dst) & (kWindow - 1)) != 0)
-    return false;
-  return pack || (s.stride % kWindow == 0 && s.row_stride % kWindow == 0);
-}
-
-bool streams_blocks(const char* dst, const Slab& s, bool pack) {
-  return s.block >= kWindow && (s.block >= kStreamSplitLinesMinBlock || whole_lines(dst, s, pack));
-}
-
 // Out of cache the packed output would not stay cached anyway: where whole aligned lines
 // are produced (two windows of 1-8 byte blocks at stride 2x, blocks of a multiple of 64
-// bytes, or the inner lines of blocks from 1 KiB) they are written with non-temporal stores,
+// bytes, or the inner lines of longer blocks) they are written with non-temporal stores,
 // which skip each line's read-for-ownership. Measured at 32-64 MiB in alternating runs (GB/s,
 // plain -> streamed): 1-4 byte blocks 12-13 -> 14-15.5, 512 B 13-14 -> 14-17; with four
 // lines' loads issued before their stores, 256 B and 4 KiB blocks 0.9-1.0x -> 1.2-1.4x over
 // Open MPI and 64 B blocks 1.2-1.4x -> 1.7-2.0x; grid y-faces of 23 KiB blocks, which split
-// lines, 0.94-0.98x -> 1.09-1.10x over Open MPI and 1.0x -> 1.18x over MPICH.
+// lines, 0.90-0.98x -> 1.09-1.10x over Open MPI and 1.0x -> 1.18x over MPICH (unpack
+// 0.99x -> 1.12x over Open MPI).
 void pack_avx512(char* packed, const char* strided, const Slab& s) {
   if (rows_interleave(s))
     return s.block == 8 ? pack_interleaved_rows<8>(packed, strided, s)
@@ -357,16 +372,18 @@ void pack_avx512(char* packed, const char* strided, const Slab& s) {
     // One-line blocks stream whenever the whole pack is out of cache (3-D 64 B at 32-64 MiB:
     // 1.2-1.3x -> 1.9-2.2x over Open MPI); longer blocks only in out-of-cache slabs, since a
     // 3-D pack of 512 B blocks streamed in small slabs lost (0.94-0.98x -> 0.82-0.96x).
-    if (s.block == kWindow && s.out_of_cache && whole_lines(packed, s, true)) {
+    const bool stream_lines = s.block == kWindow ? s.out_of_cache : streaming;
+    if (stream_lines && s.block % kWindow == 0 &&
+        (reinterpret_cast<uintptr_t>(packed) & (kWindow - 1)) == 0) {
       pack_lines_streaming(packed, strided, s);
       return _mm_sfence();  // non-temporal stores are weakly ordered: publish them
     }
-    if (streaming && streams_blocks(packed, s, true)) {
+    if (streaming && s.block >= kStreamSplitLinesMinBlock) {
       for_each_block<true>(packed, user, s, stream_long_block);
       return _mm_sfence();
     }
-    if (!streaming &&
-        (inline_long_blocks(s) || (s.block > kInlineLongBlockMax && spans_out_of_cache(s))))
+    if ((!s.out_of_cache && inline_long_blocks(s)) ||
+        (!streaming && s.block > kInlineLongBlockMax && spans_out_of_cache(s)))
       return for_each_block<true>(packed, user, s, copy_long_block);
     return pack_slab_blocks(packed, strided, s);
   }
@@ -385,38 +402,64 @@ void pack_avx512(char* packed, const char* strided, const Slab& s) {
 // keep the window: a store per byte is slower still.
 constexpr int64_t kPlainUnpackMinBlock = 4;
 
-// Unpack's counterpart of pack_lines_streaming, for one-line blocks at line-aligned
-// strides in an out-of-cache unpack: nothing between blocks is written.
+// Unpack's counterpart of pack_lines_streaming, for blocks of whole, aligned 64-byte lines
+// in an out-of-cache unpack: nothing between blocks is written. Measured at 32-64 MiB
+// against Open MPI in alternating runs: 256 B blocks 0.96x -> 1.68x, 4 KiB 1.0x -> 1.45x,
+// 3-D 512 B 0.95x -> 1.15-1.53x.
+bool lines_stream_out(const char* strided, const Slab& s) {
+  return s.out_of_cache && s.block > 0 && s.block % kWindow == 0 && s.stride % kWindow == 0 &&
+         s.row_stride % kWindow == 0 && (reinterpret_cast<uintptr_t>(strided) & (kWindow - 1)) == 0;
+}
+
 void unpack_lines_streaming(char* strided, const char* packed, const Slab& s) {
+  if (s.block == kWindow) {
+    for (int64_t r = 0; r < s.rows; ++r) {
+      char* row = strided + r * s.row_stride;
+      int64_t i = 0;
+      for (; i + 4 <= s.n; i += 4, packed += 4 * kWindow) {
+        const __m512i a = _mm512_loadu_si512(packed);
+        const __m512i b = _mm512_loadu_si512(packed + kWindow);
+        const __m512i c = _mm512_loadu_si512(packed + 2 * kWindow);
+        const __m512i d = _mm512_loadu_si512(packed + 3 * kWindow);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(row + i * s.stride), a);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(row + (i + 1) * s.stride), b);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(row + (i + 2) * s.stride), c);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(row + (i + 3) * s.stride), d);
+      }
+      for (; i < s.n; ++i, packed += kWindow)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(row + i * s.stride),
+                            _mm512_loadu_si512(packed));
+    }
+    return _mm_sfence();
+  }
   for (int64_t r = 0; r < s.rows; ++r) {
     char* row = strided + r * s.row_stride;
-    int64_t i = 0;
-    for (; i + 4 <= s.n; i += 4, packed += 4 * kWindow) {
-      const __m512i a = _mm512_loadu_si512(packed);
-      const __m512i b = _mm512_loadu_si512(packed + kWindow);
-      const __m512i c = _mm512_loadu_si512(packed + 2 * kWindow);
-      const __m512i d = _mm512_loadu_si512(packed + 3 * kWindow);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(row + i * s.stride), a);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(row + (i + 1) * s.stride), b);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(row + (i + 2) * s.stride), c);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(row + (i + 3) * s.stride), d);
+    for (int64_t i = 0; i < s.n; ++i) {
+      char* block = row + i * s.stride;
+      int64_t off = 0;
+      for (; off + 4 * kWindow <= s.block; off += 4 * kWindow, packed += 4 * kWindow) {
+        const __m512i a = _mm512_loadu_si512(packed);
+        const __m512i b = _mm512_loadu_si512(packed + kWindow);
+        const __m512i c = _mm512_loadu_si512(packed + 2 * kWindow);
+        const __m512i d = _mm512_loadu_si512(packed + 3 * kWindow);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off), a);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off + kWindow), b);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off + 2 * kWindow), c);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off + 3 * kWindow), d);
+      }
+      for (; off < s.block; off += kWindow, packed += kWindow)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(block + off), _mm512_loadu_si512(packed));
     }
-    for (; i < s.n; ++i, packed += kWindow)
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(row + i * s.stride),
-                          _mm512_loadu_si512(packed));
   }
+  _mm_sfence();
 }
 
 void unpack_avx512(char* strided, const char* packed, const Slab& s) {
   if (rows_interleave(s)) return unpack_interleaved_rows(strided, packed, s);
   char* const packed_bytes = const_cast<char*>(packed);
-  // Streamed blocks of whole lines: 256 B blocks 0.96x -> 1.68x over Open MPI at 32-64 MiB,
-  // 4 KiB 1.0x -> 1.45x, 3-D 512 B 0.95x -> 1.15-1.53x.
-  if (s.out_of_cache && streams_blocks(strided, s, false)) {
-    if (s.block == kWindow)
-      unpack_lines_streaming(strided, packed, s);
-    else
-      for_each_block<false>(packed_bytes, strided, s, stream_long_block);
+  if (lines_stream_out(strided, s)) return unpack_lines_streaming(strided, packed, s);
+  if (s.out_of_cache && s.block >= kStreamSplitLinesMinBlock) {
+    for_each_block<false>(packed_bytes, strided, s, stream_long_block);
     return _mm_sfence();
   }
   if (!s.out_of_cache && inline_long_blocks(s))
