@@ -7,6 +7,7 @@
 // collective's layout is described once (`describe_*`), for its blocking and non-blocking
 // forms. Intercommunicators, LOOM_DISABLE=1 and byte counts or displacements beyond an int
 // go to the host unchanged. See docs/collectives.md.
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "interpose/host.hpp"
 #include "interpose/requests.hpp"
 #include "interpose/runtime.hpp"
+#include "interpose/shared_exchange.hpp"
 #include "interpose/staging.hpp"
 
 namespace loom::interpose {
@@ -157,6 +159,16 @@ struct HostSide {
   std::vector<Piece> pieces;  // staged only
 };
 
+// Block `k` of a side as the host sees it: its bytes, and where they start relative to
+// `buffer` (in a staged side, the sum of the sizes of the blocks before it).
+int64_t block_bytes(const HostSide& side, size_t k) {
+  return side.counts.empty() ? side.count : side.counts[k];
+}
+int64_t block_offset(const HostSide& side, size_t k) {
+  if (side.counts.empty()) return static_cast<int64_t>(k) * side.count;
+  return side.aint_displs.empty() ? int64_t{side.displs[k]} : int64_t{side.aint_displs[k]};
+}
+
 // Which blocks an operation covers: all, only one, or all but one, never those received
 // from MPI_PROC_NULL neighbours (the host leaves them alone, and so must the unpack).
 struct Select {
@@ -263,12 +275,11 @@ int for_each_run(const HostSide& side, const Select& select, Fn fn) {
   return MPI_SUCCESS;
 }
 
-// Packs (or unpacks) `blocks` blocks of `piece` from block `first` on.
-int move_run(const Piece& piece, int first, int blocks, char* staging, bool pack, MPI_Comm comm) {
+// Packs (or unpacks) `blocks` blocks of `piece` from block `first` on, to (or from) the
+// bytes at `packed`.
+int move_run(const Piece& piece, int first, int blocks, char* packed, bool pack, MPI_Comm comm) {
   const TypeRoute& route = piece.route;
-  const int64_t skipped = first - piece.first;
-  char* user = piece.user + skipped * piece.count * route.extent;
-  char* packed = staging + piece.offset + skipped * piece.count * route.size;
+  char* user = piece.user + (first - piece.first) * piece.count * route.extent;
   const int64_t elements = piece.count * blocks;
   switch (route.kind) {
     case TypeRoute::Kind::Direct: {
@@ -338,25 +349,7 @@ class Exchange final : public PendingOp {
 
   // Counts the call and packs what the host will send.
   int start() {
-    uint64_t loom_bytes = 0;
-    bool loom_moves = false, host_moves = false;
-    auto tally = [&](const HostSide& side, const Select& select) {
-      for_each_run(side, select, [&](const Piece& piece, int, int blocks) {
-        if (piece.route.kind == TypeRoute::Kind::HostPack) {
-          host_moves = true;
-        } else {
-          loom_moves = true;
-          loom_bytes += static_cast<uint64_t>(piece.count * blocks * piece.route.size);
-        }
-        return MPI_SUCCESS;
-      });
-    };
-    if (send.staged) tally(send, pack_send);
-    if (pack_recv) tally(recv, pack_recv_select);
-    if (unpack) tally(recv, unpack_select);
-    if (loom_moves)
-      count_call(Counter::CollectivePacked, Counter::CollectivePackedBytes, loom_bytes);
-    if (host_moves) count(Counter::CollectiveHost);
+    tally();
     if (!send.staged && !pack_recv) return MPI_SUCCESS;
     KernelTimer timer(Counter::PackNanoseconds);
     int rc = MPI_SUCCESS;
@@ -370,6 +363,61 @@ class Exchange final : public PendingOp {
     if (rc != MPI_SUCCESS || !unpack) return rc;
     KernelTimer timer(Counter::UnpackNanoseconds);
     return move(recv, unpack_select, false);
+  }
+
+  // A neighbourhood all-to-all through the same-node window (shared_exchange.hpp): the
+  // send side is written straight into this rank's segment, in the staged layout (blocks
+  // back to back), and each receive block is read straight from its sender's segment.
+  // Returns SharedExchange::kNotExchanged when the host must run the call instead.
+  int run_shared(SharedExchange& shared, const std::vector<int>& sources,
+                 const std::vector<int>& destinations) {
+    std::vector<int64_t> bytes(destinations.size());
+    for (size_t k = 0; k < bytes.size(); ++k) bytes[k] = block_bytes(send, k);
+    auto fill = [&](char* data) {
+      KernelTimer timer(Counter::PackNanoseconds);
+      if (send.staged) return move(send, pack_send, true, data);
+      for (size_t k = 0; k < bytes.size(); ++k) {
+        std::memcpy(data, at(send.buffer, block_offset(send, k)), static_cast<size_t>(bytes[k]));
+        data += bytes[k];
+      }
+      return MPI_SUCCESS;
+    };
+    std::vector<const Piece*> piece_of(recv.staged ? sources.size() : 0, nullptr);
+    for (const Piece& piece : recv.pieces)
+      for (int b = piece.first; b < piece.first + piece.blocks; ++b)
+        piece_of[static_cast<size_t>(b)] = &piece;
+    bool truncated = false;
+    auto drain = [&](int block, const char* data, int64_t length) {
+      const int64_t expected = block_bytes(recv, static_cast<size_t>(block));
+      truncated = truncated || length > expected;
+      const int64_t delivered = std::min(length, expected);
+      if (delivered <= 0) return MPI_SUCCESS;
+      KernelTimer timer(Counter::UnpackNanoseconds);
+      if (!recv.staged) {
+        std::memcpy(at(recv.buffer, block_offset(recv, static_cast<size_t>(block))), data,
+                    static_cast<size_t>(delivered));
+        return MPI_SUCCESS;
+      }
+      const Piece& piece = *piece_of[static_cast<size_t>(block)];
+      if (delivered == expected)
+        return move_run(piece, block, 1, const_cast<char*>(data), false, comm_);
+      // A shorter block (an erroneous type signature): its bytes are written, the rest of
+      // the receive block keeps what it held.
+      std::vector<char> merged(static_cast<size_t>(expected));
+      int rc = move_run(piece, block, 1, merged.data(), true, comm_);
+      std::memcpy(merged.data(), data, static_cast<size_t>(delivered));
+      if (rc == MPI_SUCCESS) rc = move_run(piece, block, 1, merged.data(), false, comm_);
+      return rc;
+    };
+    const int rc = shared.exchange(destinations, bytes, fill, sources, drain);
+    if (rc == SharedExchange::kNotExchanged) return rc;
+    tally();
+    count(Counter::CollectiveShared);
+    if (rc == MPI_SUCCESS && truncated) {
+      PMPI_Comm_call_errhandler(comm_, MPI_ERR_TRUNCATE);
+      return MPI_ERR_TRUNCATE;
+    }
+    return rc;
   }
 
   int on_complete(MPI_Status*) override { return finish(MPI_SUCCESS); }
@@ -407,10 +455,40 @@ class Exchange final : public PendingOp {
   }
 
  private:
-  int move(const HostSide& side, const Select& select, bool pack) {
+  // Counts the call: whether Loom's engine or the host's packs this rank's data.
+  void tally() {
+    uint64_t loom_bytes = 0;
+    bool loom_moves = false, host_moves = false;
+    auto add = [&](const HostSide& side, const Select& select) {
+      for_each_run(side, select, [&](const Piece& piece, int, int blocks) {
+        if (piece.route.kind == TypeRoute::Kind::HostPack) {
+          host_moves = true;
+        } else {
+          loom_moves = true;
+          loom_bytes += static_cast<uint64_t>(piece.count * blocks * piece.route.size);
+        }
+        return MPI_SUCCESS;
+      });
+    };
+    if (send.staged) add(send, pack_send);
+    if (pack_recv) add(recv, pack_recv_select);
+    if (unpack) add(recv, unpack_select);
+    if (loom_moves)
+      count_call(Counter::CollectivePacked, Counter::CollectivePackedBytes, loom_bytes);
+    if (host_moves) count(Counter::CollectiveHost);
+  }
+
+  // Moves the selected blocks between the user's memory and the staged layout at `staged`
+  // (the side's staging buffer, or a shared segment laid out the same way).
+  int move(const HostSide& side, const Select& select, bool pack, char* staged) {
     return for_each_run(side, select, [&](const Piece& piece, int first, int blocks) {
-      return move_run(piece, first, blocks, side.staging.data(), pack, comm_);
+      const int64_t skipped = first - piece.first;
+      char* packed = staged + piece.offset + skipped * piece.count * piece.route.size;
+      return move_run(piece, first, blocks, packed, pack, comm_);
     });
+  }
+  int move(const HostSide& side, const Select& select, bool pack) {
+    return move(side, select, pack, side.staging.data());
   }
 
   MPI_Comm comm_;
@@ -489,29 +567,39 @@ bool neighbourhood(MPI_Comm comm, int* in, int* out, bool types_left_to_host) {
   return false;
 }
 
-// Which receive blocks come from MPI_PROC_NULL (a non-periodic Cartesian border).
-std::vector<uint8_t> absent_sources(MPI_Comm comm, int in) {
-  std::vector<int> sources(static_cast<size_t>(std::max(in, 1)), 0);
+// The ranks a neighbourhood collective receives from and sends to, in block order.
+void neighbour_lists(MPI_Comm comm, int in, int out, std::vector<int>* sources,
+                     std::vector<int>* destinations) {
+  sources->assign(static_cast<size_t>(std::max(in, 1)), MPI_PROC_NULL);
+  destinations->assign(static_cast<size_t>(std::max(out, 1)), MPI_PROC_NULL);
   int topology = MPI_UNDEFINED;
   PMPI_Topo_test(comm, &topology);
   if (topology == MPI_CART) {
-    // Per dimension: the neighbour at -1 first, then the one at +1.
+    // Per dimension: the neighbour at -1 first, then the one at +1; both ways alike.
     for (int d = 0; 2 * d + 1 < in; ++d)
-      PMPI_Cart_shift(comm, d, 1, &sources[static_cast<size_t>(2 * d)],
-                      &sources[static_cast<size_t>(2 * d + 1)]);
+      PMPI_Cart_shift(comm, d, 1, &(*sources)[static_cast<size_t>(2 * d)],
+                      &(*sources)[static_cast<size_t>(2 * d + 1)]);
+    *destinations = *sources;
   } else if (topology == MPI_GRAPH) {
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
-    PMPI_Graph_neighbors(comm, rank, in, sources.data());
+    PMPI_Graph_neighbors(comm, rank, in, sources->data());
+    *destinations = *sources;
   } else if (topology == MPI_DIST_GRAPH) {
-    int in_degree = 0, out_degree = 0, weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, &in_degree, &out_degree, &weighted);
-    std::vector<int> source_weights(sources.size()),
-        destinations(static_cast<size_t>(std::max(out_degree, 1))),
-        destination_weights(destinations.size());
-    PMPI_Dist_graph_neighbors(comm, in, sources.data(), source_weights.data(), out_degree,
-                              destinations.data(), destination_weights.data());
+    std::vector<int> source_weights(sources->size()), destination_weights(destinations->size());
+    PMPI_Dist_graph_neighbors(comm, in, sources->data(), source_weights.data(), out,
+                              destinations->data(), destination_weights.data());
   }
+  sources->resize(static_cast<size_t>(in));
+  destinations->resize(static_cast<size_t>(out));
+}
+
+// Which receive blocks come from MPI_PROC_NULL (a non-periodic Cartesian border).
+std::vector<uint8_t> absent_sources(MPI_Comm comm, int in) {
+  int in_degree = 0, out_degree = 0;
+  neighbour_degrees(comm, &in_degree, &out_degree);
+  std::vector<int> sources, destinations;
+  neighbour_lists(comm, in, out_degree, &sources, &destinations);
   std::vector<uint8_t> absent(static_cast<size_t>(in));
   for (size_t i = 0; i < absent.size(); ++i) absent[i] = sources[i] == MPI_PROC_NULL;
   return absent;
@@ -806,6 +894,64 @@ template <typename Describe, typename OnBytes, typename AsWritten>
 int run_blocking(MPI_Comm comm, Describe describe, OnBytes on_bytes, AsWritten as_written) {
   Exchange ex(comm);
   if (!describe(ex)) return as_written();
+  if (int rc = ex.start(); rc != MPI_SUCCESS) return rc;
+  return ex.finish(on_bytes(ex));
+}
+
+// Whether the same-node window may carry a neighbourhood all-to-all on `comm`. Every rank
+// must decide alike. On a distributed graph the m-th block a rank sends to a peer is the
+// m-th that peer receives from it, as the hosts match them. A Cartesian dimension of size
+// 1 or 2 that is periodic names one neighbour twice, and which of the two blocks then
+// pairs with which is the host's own convention: those, and general graphs (whose
+// repeated edges are a rank's own business), keep the host's exchange.
+bool shared_topology(MPI_Comm comm) {
+  int topology = MPI_UNDEFINED;
+  PMPI_Topo_test(comm, &topology);
+  if (topology == MPI_DIST_GRAPH) return true;
+  if (topology != MPI_CART) return false;
+  int ndims = 0;
+  PMPI_Cartdim_get(comm, &ndims);
+  std::vector<int> dims(static_cast<size_t>(std::max(ndims, 1))), periods(dims.size()),
+      coords(dims.size());
+  PMPI_Cart_get(comm, ndims, dims.data(), periods.data(), coords.data());
+  for (int d = 0; d < ndims; ++d)
+    if (periods[static_cast<size_t>(d)] && dims[static_cast<size_t>(d)] <= 2) return false;
+  return true;
+}
+
+bool names_a_peer_twice(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  for (size_t i = 1; i < ranks.size(); ++i)
+    if (ranks[i] != MPI_PROC_NULL && ranks[i] == ranks[i - 1]) return true;
+  return false;
+}
+
+// Blocking neighbourhood all-to-alls: through the same-node window when the communicator
+// has one (shared_exchange.hpp), otherwise as run_blocking. MPICH 4.0 pairs the repeated
+// edges of MPI_Neighbor_alltoall the other way round from its v and w forms (and from
+// Open MPI), so `uniform` calls on a graph with repeated edges keep the host's exchange.
+template <typename Describe, typename OnBytes, typename AsWritten>
+int run_neighbourhood(MPI_Comm comm, bool uniform, Describe describe, OnBytes on_bytes,
+                      AsWritten as_written) {
+  Exchange ex(comm);
+  if (!describe(ex)) return as_written();
+  if (shared_topology(comm)) {
+    if (SharedExchange* shared = shared_exchange(comm)) {
+      int in = 0, out = 0;
+      neighbour_degrees(comm, &in, &out);
+      std::vector<int> sources, destinations;
+      neighbour_lists(comm, in, out, &sources, &destinations);
+      if (uniform && shared->repeated_neighbours < 0) {
+        int repeated = names_a_peer_twice(sources) || names_a_peer_twice(destinations);
+        PMPI_Allreduce(MPI_IN_PLACE, &repeated, 1, MPI_INT, MPI_MAX, comm);
+        shared->repeated_neighbours = repeated;
+      }
+      if (!uniform || shared->repeated_neighbours == 0) {
+        const int rc = ex.run_shared(*shared, sources, destinations);
+        if (rc != SharedExchange::kNotExchanged) return rc;
+      }
+    }
+  }
   if (int rc = ex.start(); rc != MPI_SUCCESS) return rc;
   return ex.finish(on_bytes(ex));
 }
@@ -1207,8 +1353,8 @@ extern "C" int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int ro
 extern "C" int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                      void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                      MPI_Comm comm) {
-  return run_blocking(
-      comm,
+  return run_neighbourhood(
+      comm, true,
       [&](Exchange& ex) {
         return describe_neighbor_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, comm);
@@ -1246,8 +1392,8 @@ extern "C" int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[
                                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                       const int recvcounts[], const int rdispls[],
                                       MPI_Datatype recvtype, MPI_Comm comm) {
-  return run_blocking(
-      comm,
+  return run_neighbourhood(
+      comm, false,
       [&](Exchange& ex) {
         return describe_neighbor_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                            recvcounts, rdispls, recvtype, comm);
@@ -1289,8 +1435,8 @@ extern "C" int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[
                                       void* recvbuf, const int recvcounts[],
                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                       MPI_Comm comm) {
-  return run_blocking(
-      comm,
+  return run_neighbourhood(
+      comm, false,
       [&](Exchange& ex) {
         return describe_neighbor_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                            recvcounts, rdispls, recvtypes, comm);

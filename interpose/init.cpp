@@ -4,6 +4,7 @@
 #include "interpose/locality.hpp"
 #include "interpose/requests.hpp"
 #include "interpose/runtime.hpp"
+#include "interpose/shared_exchange.hpp"
 #include "interpose/staging.hpp"
 
 using loom::interpose::config;
@@ -35,6 +36,8 @@ extern "C" int MPI_Finalize(void) {
   if (!config().disabled) {
     // Requests the user freed while active still owe their unpacks and staging buffers.
     loom::interpose::reap_detached_requests(true);
+    // Collective frees, in creation order on every rank, while the host still runs.
+    loom::interpose::release_shared_exchanges();
     if (config().stats) {
       int rank = 0;
       PMPI_Comm_rank(MPI_COMM_WORLD, &rank);

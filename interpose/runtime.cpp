@@ -22,6 +22,8 @@ Config read_config() {
   c.disabled = env_flag("LOOM_DISABLE");
   c.stats = env_flag("LOOM_STATS");
   c.debug = env_flag("LOOM_DEBUG");
+  if (const char* v = std::getenv("LOOM_SHARED_COLLECTIVES"); v && *v)
+    c.shared_collectives = std::strcmp(v, "0") != 0;
   c.isa = pack::best_isa();
   if (const char* isa = std::getenv("LOOM_ISA"); isa && *isa) {
     pack::Isa requested;
@@ -98,14 +100,14 @@ void print_stats(int rank) {
                "loom=%llu host=%llu bytes=%llu | kernel time pack=%.6fs unpack=%.6fs\n"
                "[loom] rank %d p2p: send packed=%llu host=%llu bytes=%llu | recv unpacked=%llu "
                "host=%llu bytes=%llu\n"
-               "[loom] rank %d collectives: packed=%llu host=%llu bytes=%llu\n",
+               "[loom] rank %d collectives: packed=%llu host=%llu bytes=%llu shared=%llu\n",
                rank, pack::isa_name(config().isa), (ull)s.types_committed, (ull)s.types_accelerated,
                rank, (ull)s.pack_calls_loom, (ull)s.pack_calls_host, (ull)s.pack_bytes_loom,
                (ull)s.unpack_calls_loom, (ull)s.unpack_calls_host, (ull)s.unpack_bytes_loom,
                s.pack_seconds, s.unpack_seconds, rank, (ull)s.send_packed, (ull)s.send_host,
                (ull)s.send_packed_bytes, (ull)s.recv_unpacked, (ull)s.recv_host,
                (ull)s.recv_unpacked_bytes, rank, (ull)s.collective_packed, (ull)s.collective_host,
-               (ull)s.collective_packed_bytes);
+               (ull)s.collective_packed_bytes, (ull)s.collective_shared);
 }
 
 }  // namespace loom::interpose
@@ -138,4 +140,5 @@ extern "C" void loom_get_stats(loom_stats* out) {
   out->collective_packed = total(Counter::CollectivePacked);
   out->collective_host = total(Counter::CollectiveHost);
   out->collective_packed_bytes = total(Counter::CollectivePackedBytes);
+  out->collective_shared = total(Counter::CollectiveShared);
 }

@@ -14,6 +14,7 @@ struct Config {
   bool stats = false;                 // LOOM_STATS=1: report at MPI_Finalize, time the kernels
   bool debug = false;                 // LOOM_DEBUG=1: print each committed type's plan
   pack::Isa isa = pack::Isa::Scalar;  // LOOM_ISA=scalar|avx2|avx512, default: best available
+  bool shared_collectives = true;     // LOOM_SHARED_COLLECTIVES=0: no same-node transport
 };
 // Read from the environment as libloom loads, before any MPI call can reach it; a plain
 // global so that the pass-through path pays one load, not a call and a guard check.
@@ -45,6 +46,8 @@ enum class Counter : int {
   CollectivePacked,
   CollectiveHost,
   CollectivePackedBytes,
+  // Collectives whose bytes went through Loom's same-node shared-memory window.
+  CollectiveShared,
   kCount
 };
 

@@ -30,9 +30,12 @@ typedef struct loom_stats {
   uint64_t recv_host;
   uint64_t recv_unpacked_bytes;
   /* Collectives with a derived datatype on this rank. */
-  uint64_t collective_packed; /* run by the host on bytes Loom packed */
+  uint64_t collective_packed; /* Loom packed or unpacked this rank's data */
   uint64_t collective_host;   /* left to the host with the user's datatypes */
   uint64_t collective_packed_bytes;
+  /* Blocking neighbourhood all-to-alls moved through Loom's same-node shared-memory window
+   * (any datatypes; the rest of the collectives run on the host, on bytes or as written). */
+  uint64_t collective_shared;
 } loom_stats;
 
 /* 1 when the interposer is loaded and not disabled by LOOM_DISABLE=1. */

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ostream>
 #include <string>
@@ -325,34 +326,71 @@ int complete(const Api& api, int rc, MPI_Request* request) {
 // ---------------------------------------------------------------------------------------------
 // Topologies for the neighbourhood collectives
 
-enum class Topology { None, Cart, DistGraph };
+enum class Topology { None, Cart, DistGraph, Line, RepeatedEdges };
+
+// The topologies are built once; their errors come back as codes.
+MPI_Comm cartesian(std::vector<int> dims, std::vector<int> periods) {
+  MPI_Comm c;
+  MPI_Cart_create(MPI_COMM_WORLD, static_cast<int>(dims.size()), dims.data(), periods.data(), 0,
+                  &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  return c;
+}
+MPI_Comm distributed_graph(const std::vector<int>& sources, const std::vector<int>& destinations) {
+  MPI_Comm c;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(sources.size()), sources.data(),
+                                 MPI_UNWEIGHTED, static_cast<int>(destinations.size()),
+                                 destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  return c;
+}
 
 // A 2-D torus periodic in one dimension only, so border ranks have MPI_PROC_NULL neighbours.
 MPI_Comm cart_comm() {
   static MPI_Comm comm = [] {
-    int dims[2] = {0, 0}, periods[2] = {1, 0};
+    int dims[2] = {0, 0};
     MPI_Dims_create(g_size, 2, dims);
-    MPI_Comm c;
-    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &c);
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    return c;
+    return cartesian({dims[0], dims[1]}, {1, 0});
   }();
   return comm;
 }
 
 // Each rank receives from r-1 and r+2 and sends to r+1 and r-2 (self edges when 2 ranks).
 MPI_Comm dist_graph_comm() {
-  static MPI_Comm comm = [] {
-    const int p = g_size, r = g_rank;
-    const int sources[2] = {(r + p - 1) % p, (r + 2) % p};
-    const int destinations[2] = {(r + 1) % p, (r + 2 * p - 2) % p};
-    MPI_Comm c;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, sources, MPI_UNWEIGHTED, 2, destinations,
-                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c);
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    return c;
-  }();
+  const int p = g_size, r = g_rank;
+  static MPI_Comm comm =
+      distributed_graph({(r + p - 1) % p, (r + 2) % p}, {(r + 1) % p, (r + 2 * p - 2) % p});
   return comm;
+}
+
+// A non-periodic chain of all ranks: a Cartesian topology that names no neighbour twice,
+// which Loom's same-node window carries (periodic dimensions of 1 or 2 ranks it leaves to
+// the host).
+MPI_Comm line_comm() {
+  static MPI_Comm comm = cartesian({g_size}, {0});
+  return comm;
+}
+
+// Two edges from each rank to the next and a self edge between them: the m-th block a rank
+// sends to a peer must land in the m-th block that peer receives from it, as on the host.
+MPI_Comm repeated_edges_comm() {
+  const int p = g_size, r = g_rank;
+  static MPI_Comm comm =
+      distributed_graph({(r + p - 1) % p, r, (r + p - 1) % p}, {(r + 1) % p, (r + 1) % p, r});
+  return comm;
+}
+
+MPI_Comm topology_comm(Topology topology) {
+  switch (topology) {
+    case Topology::Cart:
+      return cart_comm();
+    case Topology::Line:
+      return line_comm();
+    case Topology::RepeatedEdges:
+      return repeated_edges_comm();
+    default:
+      return dist_graph_comm();
+  }
 }
 
 struct Neighbours {
@@ -433,6 +471,12 @@ constexpr CollectiveKind kCollectives[] = {
     {Coll::NeighborAlltoallw, Topology::DistGraph, "Neighbor_alltoallw_dist_graph"},
     {Coll::NeighborAllgather, Topology::DistGraph, "Neighbor_allgather_dist_graph"},
     {Coll::NeighborAllgatherv, Topology::DistGraph, "Neighbor_allgatherv_dist_graph"},
+    {Coll::NeighborAlltoall, Topology::Line, "Neighbor_alltoall_line"},
+    {Coll::NeighborAlltoallv, Topology::Line, "Neighbor_alltoallv_line"},
+    {Coll::NeighborAlltoallw, Topology::Line, "Neighbor_alltoallw_line"},
+    {Coll::NeighborAlltoall, Topology::RepeatedEdges, "Neighbor_alltoall_repeated_edges"},
+    {Coll::NeighborAlltoallv, Topology::RepeatedEdges, "Neighbor_alltoallv_repeated_edges"},
+    {Coll::NeighborAlltoallw, Topology::RepeatedEdges, "Neighbor_alltoallw_repeated_edges"},
 };
 constexpr int kCollectiveKinds = static_cast<int>(std::size(kCollectives));
 
@@ -672,7 +716,7 @@ void run_bcast(const Case& c) {
 }
 
 void run_neighbourhood(Coll coll, Topology topology, const Case& c) {
-  const MPI_Comm comm = topology == Topology::Cart ? cart_comm() : dist_graph_comm();
+  const MPI_Comm comm = topology_comm(topology);
   const Neighbours n = neighbours(comm);
   const int in = static_cast<int>(n.sources.size()), out = static_cast<int>(n.destinations.size());
   const TestType &st = c.type(true), &rt = c.type(false);
@@ -927,6 +971,32 @@ TEST_F(CollectiveStats, CountsCallsLoomPacked) {
   c.family = &families()[0];
   run(Coll::Allgather, Topology::None, c);
   EXPECT_EQ(stats_now().collective_packed, before_dense.collective_packed);
+}
+
+// LOOM_SHARED_COLLECTIVES=0, or ranks on more than one node (LOOM_RANKS_PER_NODE), keep
+// neighbourhood all-to-alls on the host's exchange.
+bool shared_window_expected() {
+  if (loom::test::loom_disabled_by_env()) return false;
+  const char* shared = std::getenv("LOOM_SHARED_COLLECTIVES");
+  if (shared && std::strcmp(shared, "0") == 0) return false;
+  const char* per_node = std::getenv("LOOM_RANKS_PER_NODE");
+  return !per_node || std::atoi(per_node) <= 0 || std::atoi(per_node) >= g_size;
+}
+
+TEST_F(CollectiveStats, NeighbourhoodAllToAllsUseTheSharedWindowOnOneNode) {
+  Case c;
+  c.family = &families()[1];
+  const loom_stats before = stats_now();
+  run(Coll::NeighborAlltoallw, Topology::RepeatedEdges, c);  // Loom once, the host once
+  run(Coll::NeighborAlltoall, Topology::Line, c);
+  const loom_stats shared = stats_now();
+  EXPECT_EQ(shared.collective_shared,
+            before.collective_shared + (shared_window_expected() ? 2 : 0));
+  // A periodic dimension of two ranks names one neighbour twice, and MPICH pairs the
+  // repeated edges of MPI_Neighbor_alltoall its own way: both keep the host's exchange.
+  run(Coll::NeighborAlltoall, Topology::Cart, c);
+  run(Coll::NeighborAlltoall, Topology::RepeatedEdges, c);
+  EXPECT_EQ(stats_now().collective_shared, shared.collective_shared);
 }
 
 TEST_F(CollectiveStats, CountsTypesLeftToTheHost) {
