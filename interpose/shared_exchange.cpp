@@ -124,10 +124,9 @@ bool SharedExchange::allocate(int64_t half_bytes) {
   PMPI_Info_free(&info);
   int everywhere = rc == MPI_SUCCESS ? 1 : 0;
   PMPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, comm_);
-  if (!everywhere) {
-    if (rc == MPI_SUCCESS) PMPI_Win_free(&window);
-    return false;
-  }
+  // Where only some ranks got the window, freeing it is a collective the others would
+  // not join: it is left allocated.
+  if (!everywhere) return false;
   window_ = window;
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, window_);
   segments_.assign(static_cast<size_t>(size_), nullptr);
