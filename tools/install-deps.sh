@@ -6,6 +6,7 @@ sudo=""
 packages=(
   cmake g++ make clang clang-format libclang-rt-14-dev   # toolchain, formatter, fuzzer runtime
   openmpi-bin libopenmpi-dev mpich libmpich-dev          # both host MPIs, side by side
+  gfortran                                               # Fortran application tests
   libgtest-dev googletest                                # unit tests
   nlohmann-json3-dev                                     # the method model's calibration files
   python3 python3-pip                                    # plots from loom-bench JSON

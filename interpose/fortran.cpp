@@ -1,0 +1,371 @@
+// Fortran family (Open MPI only). Open MPI's Fortran bindings (mpif.h, `use mpi` and
+// `use mpi_f08`) call the host's PMPI_* entry points directly, so without these wrappers a
+// Fortran program would never reach Loom: no plans, no packing, no statistics. Each wrapper
+// takes the binding's arguments (Fortran INTEGER handles, MPI_BOTTOM as a common block,
+// integer statuses, 1-based indices), converts them as the host's binding does, and calls
+// Loom's own C entry point. Every symbol name the host's bindings export is defined:
+// ompi_<name>_f (what `use mpi_f08` calls) and MPI_NAME, mpi_name, mpi_name_, mpi_name__.
+// MPICH's Fortran bindings call the C MPI_* entry points, which Loom already intercepts.
+//
+// Completion calls are wrapped along with everything that creates a Loom request: a
+// request whose unpack Loom owes must be completed through Loom, whichever binding
+// completes it.
+#include <mpi.h>
+
+#include <vector>
+
+// The host's Fortran constants live in common blocks of libmpi.
+extern "C" MPI_Fint mpi_fortran_bottom_;
+
+namespace {
+
+// Fortran LOGICAL as Open MPI's bindings write it (gfortran: .TRUE. is 1).
+using FortranLogical = MPI_Fint;
+
+constexpr size_t kStatusInts = sizeof(MPI_Status) / sizeof(MPI_Fint);
+
+void* c_buffer(void* buf) {
+  return buf == &mpi_fortran_bottom_ ? MPI_BOTTOM : buf;
+}
+MPI_Datatype c_type(const MPI_Fint* type) {
+  return PMPI_Type_f2c(*type);
+}
+MPI_Comm c_comm(const MPI_Fint* comm) {
+  return PMPI_Comm_f2c(*comm);
+}
+
+// A Fortran status argument: MPI_STATUS_IGNORE stays ignored, otherwise the C status is
+// copied out after the call.
+class StatusOut {
+ public:
+  explicit StatusOut(MPI_Fint* fortran) : fortran_(fortran) {}
+  MPI_Status* get() { return ignored() ? MPI_STATUS_IGNORE : &status_; }
+  void copy_out() {
+    if (!ignored()) PMPI_Status_c2f(&status_, fortran_);
+  }
+
+ private:
+  bool ignored() const { return fortran_ == MPI_F_STATUS_IGNORE; }
+  MPI_Fint* fortran_;
+  MPI_Status status_{};
+};
+
+// Arrays of Fortran requests and statuses, converted to C for one completion call.
+class RequestArray {
+ public:
+  RequestArray(MPI_Fint count, MPI_Fint* requests, MPI_Fint* statuses)
+      : count_(count > 0 ? count : 0),
+        fortran_requests_(requests),
+        fortran_statuses_(statuses),
+        requests_(static_cast<size_t>(count_)),
+        statuses_(static_cast<size_t>(count_)) {
+    for (int i = 0; i < count_; ++i)
+      requests_[static_cast<size_t>(i)] = PMPI_Request_f2c(requests[i]);
+  }
+  int count() const { return count_; }
+  MPI_Request* requests() { return requests_.data(); }
+  MPI_Status* statuses() {
+    return statuses_ignored() || count_ == 0 ? MPI_STATUSES_IGNORE : statuses_.data();
+  }
+  // Completed requests become MPI_REQUEST_NULL (persistent ones stay), as in C.
+  void copy_requests_out() {
+    for (int i = 0; i < count_; ++i)
+      fortran_requests_[i] = PMPI_Request_c2f(requests_[static_cast<size_t>(i)]);
+  }
+  // The first `n` C statuses to the first `n` Fortran status slots.
+  void copy_statuses_out(int n) {
+    if (statuses_ignored()) return;
+    for (int k = 0; k < n; ++k)
+      PMPI_Status_c2f(&statuses_[static_cast<size_t>(k)],
+                      fortran_statuses_ + static_cast<size_t>(k) * kStatusInts);
+  }
+
+ private:
+  bool statuses_ignored() const { return fortran_statuses_ == MPI_F_STATUSES_IGNORE; }
+  int count_;
+  MPI_Fint* fortran_requests_;
+  MPI_Fint* fortran_statuses_;
+  std::vector<MPI_Request> requests_;
+  std::vector<MPI_Status> statuses_;
+};
+
+// The index of a completed request as Fortran sees it: 1-based, MPI_UNDEFINED unchanged.
+MPI_Fint fortran_index(int c_index) {
+  return c_index == MPI_UNDEFINED ? MPI_UNDEFINED : c_index + 1;
+}
+
+}  // namespace
+
+// Defines ompi_<name>_f and the four public spellings as aliases of it; the body follows.
+#define LOOM_FORTRAN(name, NAME, params)                                            \
+  extern "C" void ompi_##name##_f params;                                           \
+  extern "C" void NAME params __attribute__((alias("ompi_" #name "_f")));           \
+  extern "C" void mpi_##name params __attribute__((alias("ompi_" #name "_f")));     \
+  extern "C" void mpi_##name##_ params __attribute__((alias("ompi_" #name "_f")));  \
+  extern "C" void mpi_##name##__ params __attribute__((alias("ompi_" #name "_f"))); \
+  extern "C" void ompi_##name##_f params
+
+// ---- Init, Finalize, communicator lifetime ------------------------------------------------
+
+LOOM_FORTRAN(init, MPI_INIT, (MPI_Fint * ierr)) {
+  *ierr = MPI_Init(nullptr, nullptr);
+}
+
+LOOM_FORTRAN(init_thread, MPI_INIT_THREAD,
+             (MPI_Fint * required, MPI_Fint* provided, MPI_Fint* ierr)) {
+  int c_provided = 0;
+  *ierr = MPI_Init_thread(nullptr, nullptr, *required, &c_provided);
+  *provided = c_provided;
+}
+
+LOOM_FORTRAN(finalize, MPI_FINALIZE, (MPI_Fint * ierr)) {
+  *ierr = MPI_Finalize();
+}
+
+LOOM_FORTRAN(comm_free, MPI_COMM_FREE, (MPI_Fint * comm, MPI_Fint* ierr)) {
+  MPI_Comm c = c_comm(comm);
+  *ierr = MPI_Comm_free(&c);
+  if (*ierr == MPI_SUCCESS) *comm = PMPI_Comm_c2f(c);
+}
+
+LOOM_FORTRAN(comm_disconnect, MPI_COMM_DISCONNECT, (MPI_Fint * comm, MPI_Fint* ierr)) {
+  MPI_Comm c = c_comm(comm);
+  *ierr = MPI_Comm_disconnect(&c);
+  if (*ierr == MPI_SUCCESS) *comm = PMPI_Comm_c2f(c);
+}
+
+// ---- Datatypes and MPI_Pack ------------------------------------------------------------
+
+LOOM_FORTRAN(type_commit, MPI_TYPE_COMMIT, (MPI_Fint * type, MPI_Fint* ierr)) {
+  MPI_Datatype c = c_type(type);
+  *ierr = MPI_Type_commit(&c);
+}
+
+LOOM_FORTRAN(type_free, MPI_TYPE_FREE, (MPI_Fint * type, MPI_Fint* ierr)) {
+  MPI_Datatype c = c_type(type);
+  *ierr = MPI_Type_free(&c);
+  if (*ierr == MPI_SUCCESS) *type = PMPI_Type_c2f(c);
+}
+
+LOOM_FORTRAN(type_dup, MPI_TYPE_DUP, (MPI_Fint * type, MPI_Fint* newtype, MPI_Fint* ierr)) {
+  MPI_Datatype c_new = MPI_DATATYPE_NULL;
+  *ierr = MPI_Type_dup(c_type(type), &c_new);
+  if (*ierr == MPI_SUCCESS) *newtype = PMPI_Type_c2f(c_new);
+}
+
+LOOM_FORTRAN(pack, MPI_PACK,
+             (char* inbuf, MPI_Fint* incount, MPI_Fint* type, char* outbuf, MPI_Fint* outsize,
+              MPI_Fint* position, MPI_Fint* comm, MPI_Fint* ierr)) {
+  int c_position = *position;
+  *ierr = MPI_Pack(c_buffer(inbuf), *incount, c_type(type), outbuf, *outsize, &c_position,
+                   c_comm(comm));
+  if (*ierr == MPI_SUCCESS) *position = c_position;
+}
+
+LOOM_FORTRAN(unpack, MPI_UNPACK,
+             (char* inbuf, MPI_Fint* insize, MPI_Fint* position, char* outbuf, MPI_Fint* outcount,
+              MPI_Fint* type, MPI_Fint* comm, MPI_Fint* ierr)) {
+  int c_position = *position;
+  *ierr = MPI_Unpack(inbuf, *insize, &c_position, c_buffer(outbuf), *outcount, c_type(type),
+                     c_comm(comm));
+  if (*ierr == MPI_SUCCESS) *position = c_position;
+}
+
+// ---- Sends ----------------------------------------------------------------------------
+
+#define LOOM_FORTRAN_BLOCKING_SEND(name, NAME, CName)                                      \
+  LOOM_FORTRAN(name, NAME,                                                                 \
+               (char* buf, MPI_Fint* count, MPI_Fint* type, MPI_Fint* dest, MPI_Fint* tag, \
+                MPI_Fint* comm, MPI_Fint* ierr)) {                                         \
+    *ierr = CName(c_buffer(buf), *count, c_type(type), *dest, *tag, c_comm(comm));         \
+  }
+LOOM_FORTRAN_BLOCKING_SEND(send, MPI_SEND, MPI_Send)
+LOOM_FORTRAN_BLOCKING_SEND(ssend, MPI_SSEND, MPI_Ssend)
+LOOM_FORTRAN_BLOCKING_SEND(rsend, MPI_RSEND, MPI_Rsend)
+LOOM_FORTRAN_BLOCKING_SEND(bsend, MPI_BSEND, MPI_Bsend)
+
+// Non-blocking and persistent sends share one shape: they return a request.
+#define LOOM_FORTRAN_REQUEST_SEND(name, NAME, CName)                                           \
+  LOOM_FORTRAN(name, NAME,                                                                     \
+               (char* buf, MPI_Fint* count, MPI_Fint* type, MPI_Fint* dest, MPI_Fint* tag,     \
+                MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr)) {                          \
+    MPI_Request c_request = MPI_REQUEST_NULL;                                                  \
+    *ierr = CName(c_buffer(buf), *count, c_type(type), *dest, *tag, c_comm(comm), &c_request); \
+    if (*ierr == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request);                          \
+  }
+LOOM_FORTRAN_REQUEST_SEND(isend, MPI_ISEND, MPI_Isend)
+LOOM_FORTRAN_REQUEST_SEND(issend, MPI_ISSEND, MPI_Issend)
+LOOM_FORTRAN_REQUEST_SEND(irsend, MPI_IRSEND, MPI_Irsend)
+LOOM_FORTRAN_REQUEST_SEND(ibsend, MPI_IBSEND, MPI_Ibsend)
+LOOM_FORTRAN_REQUEST_SEND(send_init, MPI_SEND_INIT, MPI_Send_init)
+LOOM_FORTRAN_REQUEST_SEND(ssend_init, MPI_SSEND_INIT, MPI_Ssend_init)
+LOOM_FORTRAN_REQUEST_SEND(rsend_init, MPI_RSEND_INIT, MPI_Rsend_init)
+LOOM_FORTRAN_REQUEST_SEND(bsend_init, MPI_BSEND_INIT, MPI_Bsend_init)
+// Receives that return a request have the same shape, with the source for the destination.
+LOOM_FORTRAN_REQUEST_SEND(irecv, MPI_IRECV, MPI_Irecv)
+LOOM_FORTRAN_REQUEST_SEND(recv_init, MPI_RECV_INIT, MPI_Recv_init)
+
+// ---- Receives -------------------------------------------------------------------------
+
+LOOM_FORTRAN(recv, MPI_RECV,
+             (char* buf, MPI_Fint* count, MPI_Fint* type, MPI_Fint* source, MPI_Fint* tag,
+              MPI_Fint* comm, MPI_Fint* status, MPI_Fint* ierr)) {
+  StatusOut out(status);
+  *ierr = MPI_Recv(c_buffer(buf), *count, c_type(type), *source, *tag, c_comm(comm), out.get());
+  out.copy_out();
+}
+
+LOOM_FORTRAN(sendrecv, MPI_SENDRECV,
+             (char* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, MPI_Fint* dest,
+              MPI_Fint* sendtag, char* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
+              MPI_Fint* source, MPI_Fint* recvtag, MPI_Fint* comm, MPI_Fint* status,
+              MPI_Fint* ierr)) {
+  StatusOut out(status);
+  *ierr = MPI_Sendrecv(c_buffer(sendbuf), *sendcount, c_type(sendtype), *dest, *sendtag,
+                       c_buffer(recvbuf), *recvcount, c_type(recvtype), *source, *recvtag,
+                       c_comm(comm), out.get());
+  out.copy_out();
+}
+
+LOOM_FORTRAN(sendrecv_replace, MPI_SENDRECV_REPLACE,
+             (char* buf, MPI_Fint* count, MPI_Fint* type, MPI_Fint* dest, MPI_Fint* sendtag,
+              MPI_Fint* source, MPI_Fint* recvtag, MPI_Fint* comm, MPI_Fint* status,
+              MPI_Fint* ierr)) {
+  StatusOut out(status);
+  *ierr = MPI_Sendrecv_replace(c_buffer(buf), *count, c_type(type), *dest, *sendtag, *source,
+                               *recvtag, c_comm(comm), out.get());
+  out.copy_out();
+}
+
+LOOM_FORTRAN(mrecv, MPI_MRECV,
+             (char* buf, MPI_Fint* count, MPI_Fint* type, MPI_Fint* message, MPI_Fint* status,
+              MPI_Fint* ierr)) {
+  StatusOut out(status);
+  MPI_Message c_message = PMPI_Message_f2c(*message);
+  *ierr = MPI_Mrecv(c_buffer(buf), *count, c_type(type), &c_message, out.get());
+  *message = PMPI_Message_c2f(c_message);
+  out.copy_out();
+}
+
+LOOM_FORTRAN(imrecv, MPI_IMRECV,
+             (char* buf, MPI_Fint* count, MPI_Fint* type, MPI_Fint* message, MPI_Fint* request,
+              MPI_Fint* ierr)) {
+  MPI_Message c_message = PMPI_Message_f2c(*message);
+  MPI_Request c_request = MPI_REQUEST_NULL;
+  *ierr = MPI_Imrecv(c_buffer(buf), *count, c_type(type), &c_message, &c_request);
+  *message = PMPI_Message_c2f(c_message);
+  if (*ierr == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request);
+}
+
+// ---- Requests: start and completion ----------------------------------------------------
+
+LOOM_FORTRAN(start, MPI_START, (MPI_Fint * request, MPI_Fint* ierr)) {
+  MPI_Request c = PMPI_Request_f2c(*request);
+  *ierr = MPI_Start(&c);
+  *request = PMPI_Request_c2f(c);
+}
+
+LOOM_FORTRAN(startall, MPI_STARTALL, (MPI_Fint * count, MPI_Fint* requests, MPI_Fint* ierr)) {
+  RequestArray array(*count, requests, MPI_F_STATUSES_IGNORE);
+  *ierr = MPI_Startall(array.count(), array.requests());
+  array.copy_requests_out();
+}
+
+LOOM_FORTRAN(wait, MPI_WAIT, (MPI_Fint * request, MPI_Fint* status, MPI_Fint* ierr)) {
+  StatusOut out(status);
+  MPI_Request c = PMPI_Request_f2c(*request);
+  *ierr = MPI_Wait(&c, out.get());
+  *request = PMPI_Request_c2f(c);
+  out.copy_out();
+}
+
+LOOM_FORTRAN(test, MPI_TEST,
+             (MPI_Fint * request, FortranLogical* flag, MPI_Fint* status, MPI_Fint* ierr)) {
+  StatusOut out(status);
+  MPI_Request c = PMPI_Request_f2c(*request);
+  int c_flag = 0;
+  *ierr = MPI_Test(&c, &c_flag, out.get());
+  *request = PMPI_Request_c2f(c);
+  *flag = c_flag ? 1 : 0;
+  if (c_flag) out.copy_out();
+}
+
+LOOM_FORTRAN(request_get_status, MPI_REQUEST_GET_STATUS,
+             (MPI_Fint * request, FortranLogical* flag, MPI_Fint* status, MPI_Fint* ierr)) {
+  StatusOut out(status);
+  int c_flag = 0;
+  *ierr = MPI_Request_get_status(PMPI_Request_f2c(*request), &c_flag, out.get());
+  *flag = c_flag ? 1 : 0;
+  if (c_flag) out.copy_out();
+}
+
+LOOM_FORTRAN(request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_Fint* ierr)) {
+  MPI_Request c = PMPI_Request_f2c(*request);
+  *ierr = MPI_Request_free(&c);
+  *request = PMPI_Request_c2f(c);
+}
+
+LOOM_FORTRAN(waitall, MPI_WAITALL,
+             (MPI_Fint * count, MPI_Fint* requests, MPI_Fint* statuses, MPI_Fint* ierr)) {
+  RequestArray array(*count, requests, statuses);
+  *ierr = MPI_Waitall(array.count(), array.requests(), array.statuses());
+  array.copy_requests_out();
+  array.copy_statuses_out(array.count());
+}
+
+LOOM_FORTRAN(testall, MPI_TESTALL,
+             (MPI_Fint * count, MPI_Fint* requests, FortranLogical* flag, MPI_Fint* statuses,
+              MPI_Fint* ierr)) {
+  RequestArray array(*count, requests, statuses);
+  int c_flag = 0;
+  *ierr = MPI_Testall(array.count(), array.requests(), &c_flag, array.statuses());
+  array.copy_requests_out();
+  *flag = c_flag ? 1 : 0;
+  if (c_flag) array.copy_statuses_out(array.count());
+}
+
+LOOM_FORTRAN(waitany, MPI_WAITANY,
+             (MPI_Fint * count, MPI_Fint* requests, MPI_Fint* index, MPI_Fint* status,
+              MPI_Fint* ierr)) {
+  RequestArray array(*count, requests, MPI_F_STATUSES_IGNORE);
+  StatusOut out(status);
+  int c_index = MPI_UNDEFINED;
+  *ierr = MPI_Waitany(array.count(), array.requests(), &c_index, out.get());
+  array.copy_requests_out();
+  *index = fortran_index(c_index);
+  out.copy_out();
+}
+
+LOOM_FORTRAN(testany, MPI_TESTANY,
+             (MPI_Fint * count, MPI_Fint* requests, MPI_Fint* index, FortranLogical* flag,
+              MPI_Fint* status, MPI_Fint* ierr)) {
+  RequestArray array(*count, requests, MPI_F_STATUSES_IGNORE);
+  StatusOut out(status);
+  int c_index = MPI_UNDEFINED, c_flag = 0;
+  *ierr = MPI_Testany(array.count(), array.requests(), &c_index, &c_flag, out.get());
+  array.copy_requests_out();
+  *index = fortran_index(c_index);
+  *flag = c_flag ? 1 : 0;
+  if (c_flag) out.copy_out();
+}
+
+// Waitsome and Testsome fill the statuses of the completed requests in order, one slot
+// per completion, as C does.
+#define LOOM_FORTRAN_SOME(name, NAME, CName)                                                      \
+  LOOM_FORTRAN(name, NAME,                                                                        \
+               (MPI_Fint * incount, MPI_Fint * requests, MPI_Fint * outcount, MPI_Fint * indices, \
+                MPI_Fint * statuses, MPI_Fint * ierr)) {                                          \
+    RequestArray array(*incount, requests, statuses);                                             \
+    std::vector<int> c_indices(static_cast<size_t>(array.count()) + 1);                           \
+    int c_outcount = MPI_UNDEFINED;                                                               \
+    *ierr =                                                                                       \
+        CName(array.count(), array.requests(), &c_outcount, c_indices.data(), array.statuses());  \
+    array.copy_requests_out();                                                                    \
+    *outcount = c_outcount;                                                                       \
+    if (c_outcount == MPI_UNDEFINED) return;                                                      \
+    for (int k = 0; k < c_outcount; ++k)                                                          \
+      indices[k] = fortran_index(c_indices[static_cast<size_t>(k)]);                              \
+    array.copy_statuses_out(c_outcount);                                                          \
+  }
+LOOM_FORTRAN_SOME(waitsome, MPI_WAITSOME, MPI_Waitsome)
+LOOM_FORTRAN_SOME(testsome, MPI_TESTSOME, MPI_Testsome)
