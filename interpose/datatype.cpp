@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -69,13 +70,21 @@ TypeRegistry& registry() {
 // hvector(n, 1, -1, MPI_BYTE), in ascending order).
 constexpr int64_t kVerifySpanBytes = int64_t{1} << 20;
 
+// False when the host's packed bytes differ from the plan's.
 bool host_packs_like(MPI_Datatype type, const pack::Plan& plan, int64_t true_lb,
                      int64_t true_extent) {
   const int size = static_cast<int>(plan.size());
   std::vector<unsigned char> user(static_cast<size_t>(true_extent));
   for (size_t i = 0; i < user.size(); ++i)
     user[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
-  const unsigned char* base = user.data() - true_lb;
+  // The scratch copy stands where the type's bytes start. A type of absolute addresses
+  // (sent from MPI_BOTTOM, which goes to the host anyway) would need an origin below
+  // address 0, which no pointer can express: such a type is not compared.
+  intptr_t origin = 0;
+  if (__builtin_sub_overflow(reinterpret_cast<intptr_t>(user.data()), true_lb, &origin) ||
+      origin < 0)
+    return true;
+  const auto* base = reinterpret_cast<const unsigned char*>(origin);
   std::vector<unsigned char> host_bytes(static_cast<size_t>(size), 0xA5), loom_bytes(host_bytes);
   int position = 0;
   if (PMPI_Pack(base, 1, type, host_bytes.data(), size, &position, MPI_COMM_SELF) != MPI_SUCCESS ||
