@@ -1,4 +1,4 @@
-// Fortran family (Open MPI only). Open MPI's Fortran bindings (mpif.h, `use mpi` and
+// Fortran family, Open MPI. Open MPI's Fortran bindings (mpif.h, `use mpi` and
 // `use mpi_f08`) call the host's PMPI_* entry points directly, so without these wrappers a
 // Fortran program would never reach Loom: no plans, no packing, no statistics. Each wrapper
 // takes the binding's arguments (Fortran INTEGER handles, MPI_BOTTOM as a common block,
@@ -88,6 +88,13 @@ class RequestArray {
   std::vector<MPI_Request> requests_;
   std::vector<MPI_Status> statuses_;
 };
+
+// Open MPI's mpi_f08 module calls these five through pmpi_<name>_, past ompi_<name>_f, so
+// Loom also defines their f08 entry points (below), where ierror is OPTIONAL: absent, it
+// arrives as a null pointer.
+void set_ierror(MPI_Fint* ierr, int rc) {
+  if (ierr) *ierr = rc;
+}
 
 // The index of a completed request as Fortran sees it: 1-based, MPI_UNDEFINED unchanged.
 MPI_Fint fortran_index(int c_index) {
@@ -284,7 +291,7 @@ LOOM_FORTRAN(test, MPI_TEST,
   StatusOut out(status);
   MPI_Request c = PMPI_Request_f2c(*request);
   int c_flag = 0;
-  *ierr = MPI_Test(&c, &c_flag, out.get());
+  set_ierror(ierr, MPI_Test(&c, &c_flag, out.get()));
   *request = PMPI_Request_c2f(c);
   *flag = c_flag ? 1 : 0;
   if (c_flag) out.copy_out();
@@ -294,7 +301,7 @@ LOOM_FORTRAN(request_get_status, MPI_REQUEST_GET_STATUS,
              (MPI_Fint * request, FortranLogical* flag, MPI_Fint* status, MPI_Fint* ierr)) {
   StatusOut out(status);
   int c_flag = 0;
-  *ierr = MPI_Request_get_status(PMPI_Request_f2c(*request), &c_flag, out.get());
+  set_ierror(ierr, MPI_Request_get_status(PMPI_Request_f2c(*request), &c_flag, out.get()));
   *flag = c_flag ? 1 : 0;
   if (c_flag) out.copy_out();
 }
@@ -318,7 +325,7 @@ LOOM_FORTRAN(testall, MPI_TESTALL,
               MPI_Fint* ierr)) {
   RequestArray array(*count, requests, statuses);
   int c_flag = 0;
-  *ierr = MPI_Testall(array.count(), array.requests(), &c_flag, array.statuses());
+  set_ierror(ierr, MPI_Testall(array.count(), array.requests(), &c_flag, array.statuses()));
   array.copy_requests_out();
   *flag = c_flag ? 1 : 0;
   if (c_flag) array.copy_statuses_out(array.count());
@@ -342,7 +349,7 @@ LOOM_FORTRAN(testany, MPI_TESTANY,
   RequestArray array(*count, requests, MPI_F_STATUSES_IGNORE);
   StatusOut out(status);
   int c_index = MPI_UNDEFINED, c_flag = 0;
-  *ierr = MPI_Testany(array.count(), array.requests(), &c_index, &c_flag, out.get());
+  set_ierror(ierr, MPI_Testany(array.count(), array.requests(), &c_index, &c_flag, out.get()));
   array.copy_requests_out();
   *index = fortran_index(c_index);
   *flag = c_flag ? 1 : 0;
@@ -358,8 +365,8 @@ LOOM_FORTRAN(testany, MPI_TESTANY,
     RequestArray array(*incount, requests, statuses);                                             \
     std::vector<int> c_indices(static_cast<size_t>(array.count()) + 1);                           \
     int c_outcount = MPI_UNDEFINED;                                                               \
-    *ierr =                                                                                       \
-        CName(array.count(), array.requests(), &c_outcount, c_indices.data(), array.statuses());  \
+    set_ierror(ierr, CName(array.count(), array.requests(), &c_outcount, c_indices.data(),        \
+                           array.statuses()));                                                    \
     array.copy_requests_out();                                                                    \
     *outcount = c_outcount;                                                                       \
     if (c_outcount == MPI_UNDEFINED) return;                                                      \
@@ -369,3 +376,15 @@ LOOM_FORTRAN(testany, MPI_TESTANY,
   }
 LOOM_FORTRAN_SOME(waitsome, MPI_WAITSOME, MPI_Waitsome)
 LOOM_FORTRAN_SOME(testsome, MPI_TESTSOME, MPI_Testsome)
+
+// The f08 entry points of the calls Open MPI's mpi_f08 module reaches through pmpi_<name>_.
+extern "C" void mpi_test_f08_(MPI_Fint*, FortranLogical*, MPI_Fint*, MPI_Fint*)
+    __attribute__((alias("ompi_test_f")));
+extern "C" void mpi_request_get_status_f08_(MPI_Fint*, FortranLogical*, MPI_Fint*, MPI_Fint*)
+    __attribute__((alias("ompi_request_get_status_f")));
+extern "C" void mpi_testall_f08_(MPI_Fint*, MPI_Fint*, FortranLogical*, MPI_Fint*, MPI_Fint*)
+    __attribute__((alias("ompi_testall_f")));
+extern "C" void mpi_testany_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, FortranLogical*, MPI_Fint*,
+                                 MPI_Fint*) __attribute__((alias("ompi_testany_f")));
+extern "C" void mpi_testsome_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*)
+    __attribute__((alias("ompi_testsome_f")));
