@@ -4,10 +4,11 @@
 ! buffers, statuses and packed bytes. Run on 2 ranks, natively and under loomrun: both
 ! runs must print the same lines. LOOM_TEST_INIT_THREAD=1 starts MPI with MPI_INIT_THREAD.
 program fortran_check
+  use check_counts
   implicit none
   include 'mpif.h'
   integer, parameter :: n = 4000
-  integer :: ierr, rank, nranks, peer, provided, failures, cases
+  integer :: ierr, rank, nranks, peer, provided
   integer :: vec, face, blocks, bottom_type, vec_dup, contig
   integer :: tags(8)
   double precision :: dsend(n), dloom(n), dhost(n)
@@ -16,8 +17,6 @@ program fortran_check
   character(len=16) :: init_mode
   integer :: mode_length
 
-  failures = 0
-  cases = 0
   call get_environment_variable('LOOM_TEST_INIT_THREAD', init_mode, mode_length)
   if (mode_length > 0) then
     call MPI_INIT_THREAD(MPI_THREAD_FUNNELED, provided, ierr)
@@ -31,6 +30,7 @@ program fortran_check
     call MPI_ABORT(MPI_COMM_WORLD, 2, ierr)
   end if
   peer = 1 - rank
+  check_rank = rank
   tags = (/ 11, 12, 13, 14, 15, 16, 17, 18 /)
 
   ! Datatypes: 8-byte blocks at spread 3, a y-face of a Fortran-order grid of reals,
@@ -75,16 +75,6 @@ program fortran_check
   if (failures /= 0) stop 1
 
 contains
-
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    cases = cases + 1
-    if (.not. ok) then
-      failures = failures + 1
-      print '(a,i0,a,a)', 'rank ', rank, ' FAILED: ', what
-    end if
-  end subroutine
 
   subroutine fill(seed)
     integer, intent(in) :: seed

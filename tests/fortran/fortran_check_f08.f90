@@ -4,17 +4,16 @@
 ! natively and under loomrun: both runs must print the same lines. LOOM_TEST_INIT_THREAD=1
 ! starts MPI with MPI_INIT_THREAD.
 program fortran_check_f08
+  use check_counts
   use mpi_f08
   implicit none
   integer, parameter :: n = 3999, elements = 1333
-  integer :: rank, nranks, peer, provided, failures, cases, mode_length
+  integer :: rank, nranks, peer, provided, mode_length
   type(MPI_Datatype) :: vec, vec_dup, face
   double precision :: dsend(n), drecv(n)
   real :: grid(16, 12, 10), rgrid(16, 12, 10)
   character(len=16) :: init_mode
 
-  failures = 0
-  cases = 0
   call get_environment_variable('LOOM_TEST_INIT_THREAD', init_mode, mode_length)
   if (mode_length > 0) then
     call MPI_Init_thread(MPI_THREAD_FUNNELED, provided)
@@ -28,6 +27,7 @@ program fortran_check_f08
     call MPI_Abort(MPI_COMM_WORLD, 2)
   end if
   peer = 1 - rank
+  check_rank = rank
 
   ! 8-byte blocks at spread 3, and the y-face of a Fortran-order grid of reals.
   call MPI_Type_vector(elements, 1, 3, MPI_DOUBLE_PRECISION, vec)
@@ -59,16 +59,6 @@ program fortran_check_f08
   if (failures /= 0) stop 1
 
 contains
-
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    cases = cases + 1
-    if (.not. ok) then
-      failures = failures + 1
-      print '(a,i0,a,a)', 'rank ', rank, ' FAILED: ', what
-    end if
-  end subroutine
 
   ! Send buffers hold a pattern of (seed, sender); receive buffers a sentinel.
   subroutine fill(seed)
