@@ -22,6 +22,7 @@
 #include "interpose/runtime.hpp"
 #include "interpose/shared_exchange.hpp"
 #include "interpose/staging.hpp"
+#include "interpose/topology.hpp"
 
 namespace loom::interpose {
 namespace {
@@ -537,28 +538,10 @@ bool serves(MPI_Comm comm, int* rank, int* size, std::initializer_list<MPI_Datat
   return false;
 }
 
-// In- and out-degree of a communicator with a topology.
+// In- and out-degree of an intracommunicator with a topology.
 bool neighbour_degrees(MPI_Comm comm, int* in, int* out) {
   int rank, size;
-  if (!intracommunicator(comm, &rank, &size)) return false;
-  int topology = MPI_UNDEFINED;
-  if (PMPI_Topo_test(comm, &topology) != MPI_SUCCESS) return false;
-  if (topology == MPI_CART) {
-    int dims = 0;
-    PMPI_Cartdim_get(comm, &dims);
-    *in = *out = 2 * dims;
-    return true;
-  }
-  if (topology == MPI_GRAPH) {
-    PMPI_Graph_neighbors_count(comm, rank, in);
-    *out = *in;
-    return true;
-  }
-  if (topology == MPI_DIST_GRAPH) {
-    int weighted = 0;
-    return PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted) == MPI_SUCCESS;
-  }
-  return false;
+  return intracommunicator(comm, &rank, &size) && topology_degrees(comm, in, out);
 }
 
 bool neighbourhood(MPI_Comm comm, int* in, int* out, bool types_left_to_host) {

@@ -12,10 +12,15 @@
 // completes it.
 #include <mpi.h>
 
+#include <memory>
 #include <vector>
+
+#include "interpose/requests.hpp"
+#include "interpose/topology.hpp"
 
 // The host's Fortran constants live in common blocks of libmpi.
 extern "C" MPI_Fint mpi_fortran_bottom_;
+extern "C" MPI_Fint mpi_fortran_in_place_;
 
 namespace {
 
@@ -26,6 +31,10 @@ constexpr size_t kStatusInts = sizeof(MPI_Status) / sizeof(MPI_Fint);
 
 void* c_buffer(void* buf) {
   return buf == &mpi_fortran_bottom_ ? MPI_BOTTOM : buf;
+}
+// Collectives also take MPI_IN_PLACE.
+void* c_collective_buffer(void* buf) {
+  return buf == &mpi_fortran_in_place_ ? MPI_IN_PLACE : c_buffer(buf);
 }
 MPI_Datatype c_type(const MPI_Fint* type) {
   return PMPI_Type_f2c(*type);
@@ -95,6 +104,42 @@ class RequestArray {
 void set_ierror(MPI_Fint* ierr, int rc) {
   if (ierr) *ierr = rc;
 }
+
+// The `count` datatypes of a w-form collective's Fortran array.
+std::vector<MPI_Datatype> c_types(const MPI_Fint* types, int count) {
+  std::vector<MPI_Datatype> c(static_cast<size_t>(count > 0 ? count : 0));
+  for (size_t i = 0; i < c.size(); ++i) c[i] = PMPI_Type_f2c(types[i]);
+  return c;
+}
+
+// How many blocks each side of a w-form collective has: the group size for the all-to-all
+// (the remote group's on an intercommunicator), the degrees for the neighbourhood one.
+void alltoallw_blocks(MPI_Comm comm, int* sends, int* receives) {
+  int inter = 0;
+  *sends = *receives = 0;
+  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return;
+  if (inter)
+    PMPI_Comm_remote_size(comm, sends);
+  else
+    PMPI_Comm_size(comm, sends);
+  *receives = *sends;
+}
+void neighbour_blocks(MPI_Comm comm, int* sends, int* receives) {
+  if (!loom::interpose::topology_degrees(comm, receives, sends)) *sends = *receives = 0;
+}
+
+// The converted datatype arrays of a non-blocking w-form call the host runs itself: Open MPI
+// 4.1 reads them when the operation progresses, after the call has returned (its own
+// Fortran binding frees them at once, and MPI_IALLTOALLW then crashes).
+class KeptTypeArrays final : public loom::interpose::PendingOp {
+ public:
+  KeptTypeArrays(std::vector<MPI_Datatype> sends, std::vector<MPI_Datatype> receives)
+      : sends_(std::move(sends)), receives_(std::move(receives)) {}
+  int on_complete(MPI_Status*) override { return MPI_SUCCESS; }
+
+ private:
+  std::vector<MPI_Datatype> sends_, receives_;
+};
 
 // The index of a completed request as Fortran sees it: 1-based, MPI_UNDEFINED unchanged.
 MPI_Fint fortran_index(int c_index) {
@@ -388,3 +433,161 @@ extern "C" void mpi_testany_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, FortranLogical
                                  MPI_Fint*) __attribute__((alias("ompi_testany_f")));
 extern "C" void mpi_testsome_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*)
     __attribute__((alias("ompi_testsome_f")));
+
+// ---- Collectives --------------------------------------------------------------------------
+// A blocking collective returns only ierr; its non-blocking form also a request.
+#define LOOM_FORTRAN_COLLECTIVE(name, NAME, params, call) \
+  LOOM_FORTRAN(name, NAME, params) {                      \
+    *ierr = call;                                         \
+  }
+#define LOOM_FORTRAN_ICOLLECTIVE(name, NAME, params, call)            \
+  LOOM_FORTRAN(name, NAME, params) {                                  \
+    MPI_Request c_request = MPI_REQUEST_NULL;                         \
+    *ierr = call;                                                     \
+    if (*ierr == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request); \
+  }
+
+// clang-format off
+#define LOOM_UNIFORM_PARAMS char *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, \
+    char *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype
+#define LOOM_UNIFORM_ARGS c_collective_buffer(sendbuf), *sendcount, c_type(sendtype), \
+    c_collective_buffer(recvbuf), *recvcount, c_type(recvtype)
+#define LOOM_V_PARAMS char *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, \
+    char *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype
+#define LOOM_V_ARGS c_collective_buffer(sendbuf), sendcounts, sdispls, c_type(sendtype), \
+    c_collective_buffer(recvbuf), recvcounts, rdispls, c_type(recvtype)
+#define LOOM_GATHERV_PARAMS char *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, \
+    char *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype
+#define LOOM_GATHERV_ARGS c_collective_buffer(sendbuf), *sendcount, c_type(sendtype), \
+    c_collective_buffer(recvbuf), recvcounts, displs, c_type(recvtype)
+#define LOOM_SCATTERV_PARAMS char *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, \
+    MPI_Fint *sendtype, char *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype
+#define LOOM_SCATTERV_ARGS c_collective_buffer(sendbuf), sendcounts, displs, c_type(sendtype), \
+    c_collective_buffer(recvbuf), *recvcount, c_type(recvtype)
+
+LOOM_FORTRAN_COLLECTIVE(alltoall, MPI_ALLTOALL, (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Alltoall(LOOM_UNIFORM_ARGS, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(ialltoall, MPI_IALLTOALL,
+                         (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
+                         MPI_Ialltoall(LOOM_UNIFORM_ARGS, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(allgather, MPI_ALLGATHER, (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Allgather(LOOM_UNIFORM_ARGS, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(iallgather, MPI_IALLGATHER,
+                         (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
+                         MPI_Iallgather(LOOM_UNIFORM_ARGS, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL,
+                        (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Neighbor_alltoall(LOOM_UNIFORM_ARGS, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL,
+                         (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
+                         MPI_Ineighbor_alltoall(LOOM_UNIFORM_ARGS, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(neighbor_allgather, MPI_NEIGHBOR_ALLGATHER,
+                        (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Neighbor_allgather(LOOM_UNIFORM_ARGS, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER,
+                         (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
+                         MPI_Ineighbor_allgather(LOOM_UNIFORM_ARGS, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(gather, MPI_GATHER,
+                        (LOOM_UNIFORM_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Gather(LOOM_UNIFORM_ARGS, *root, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(igather, MPI_IGATHER,
+                         (LOOM_UNIFORM_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* request,
+                          MPI_Fint* ierr),
+                         MPI_Igather(LOOM_UNIFORM_ARGS, *root, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(scatter, MPI_SCATTER,
+                        (LOOM_UNIFORM_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Scatter(LOOM_UNIFORM_ARGS, *root, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(iscatter, MPI_ISCATTER,
+                         (LOOM_UNIFORM_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* request,
+                          MPI_Fint* ierr),
+                         MPI_Iscatter(LOOM_UNIFORM_ARGS, *root, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(alltoallv, MPI_ALLTOALLV, (LOOM_V_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Alltoallv(LOOM_V_ARGS, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(ialltoallv, MPI_IALLTOALLV,
+                         (LOOM_V_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
+                         MPI_Ialltoallv(LOOM_V_ARGS, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV,
+                        (LOOM_V_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Neighbor_alltoallv(LOOM_V_ARGS, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV,
+                         (LOOM_V_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
+                         MPI_Ineighbor_alltoallv(LOOM_V_ARGS, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(allgatherv, MPI_ALLGATHERV,
+                        (LOOM_GATHERV_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Allgatherv(LOOM_GATHERV_ARGS, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(iallgatherv, MPI_IALLGATHERV,
+                         (LOOM_GATHERV_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
+                         MPI_Iallgatherv(LOOM_GATHERV_ARGS, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV,
+                        (LOOM_GATHERV_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Neighbor_allgatherv(LOOM_GATHERV_ARGS, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV,
+                         (LOOM_GATHERV_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
+                         MPI_Ineighbor_allgatherv(LOOM_GATHERV_ARGS, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(gatherv, MPI_GATHERV,
+                        (LOOM_GATHERV_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Gatherv(LOOM_GATHERV_ARGS, *root, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(igatherv, MPI_IGATHERV,
+                         (LOOM_GATHERV_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* request,
+                          MPI_Fint* ierr),
+                         MPI_Igatherv(LOOM_GATHERV_ARGS, *root, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(scatterv, MPI_SCATTERV,
+                        (LOOM_SCATTERV_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Scatterv(LOOM_SCATTERV_ARGS, *root, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(iscatterv, MPI_ISCATTERV,
+                         (LOOM_SCATTERV_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* request,
+                          MPI_Fint* ierr),
+                         MPI_Iscatterv(LOOM_SCATTERV_ARGS, *root, c_comm(comm), &c_request))
+LOOM_FORTRAN_COLLECTIVE(bcast, MPI_BCAST,
+                        (char* buffer, MPI_Fint* count, MPI_Fint* type, MPI_Fint* root,
+                         MPI_Fint* comm, MPI_Fint* ierr),
+                        MPI_Bcast(c_buffer(buffer), *count, c_type(type), *root, c_comm(comm)))
+LOOM_FORTRAN_ICOLLECTIVE(ibcast, MPI_IBCAST,
+                         (char* buffer, MPI_Fint* count, MPI_Fint* type, MPI_Fint* root,
+                          MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
+                         MPI_Ibcast(c_buffer(buffer), *count, c_type(type), *root, c_comm(comm),
+                                    &c_request))
+// clang-format on
+
+// The w forms convert their arrays of datatypes (not the send side's with MPI_IN_PLACE,
+// where the user need not pass one). Where Loom serves a non-blocking one it keeps copies of
+// its own; where the host runs it, the converted arrays live until the request completes.
+#define LOOM_FORTRAN_W_CONVERT(blocks)                                              \
+  const MPI_Comm c = c_comm(comm);                                                  \
+  int sends = 0, receives = 0;                                                      \
+  blocks(c, &sends, &receives);                                                     \
+  const bool in_place = c_collective_buffer(sendbuf) == MPI_IN_PLACE;               \
+  std::vector<MPI_Datatype> c_sendtypes = c_types(sendtypes, in_place ? 0 : sends); \
+  std::vector<MPI_Datatype> c_recvtypes = c_types(recvtypes, receives);
+#define LOOM_FORTRAN_W_ARGS                                                                   \
+  c_collective_buffer(sendbuf), sendcounts, sdispls, in_place ? nullptr : c_sendtypes.data(), \
+      c_collective_buffer(recvbuf), recvcounts, rdispls, c_recvtypes.data(), c
+#define LOOM_FORTRAN_W(name, NAME, Displacement, blocks, call)                                   \
+  LOOM_FORTRAN(name, NAME,                                                                       \
+               (char* sendbuf, MPI_Fint* sendcounts, Displacement* sdispls, MPI_Fint* sendtypes, \
+                char* recvbuf, MPI_Fint* recvcounts, Displacement* rdispls, MPI_Fint* recvtypes, \
+                MPI_Fint* comm, MPI_Fint* ierr)) {                                               \
+    LOOM_FORTRAN_W_CONVERT(blocks)                                                               \
+    *ierr = call(LOOM_FORTRAN_W_ARGS);                                                           \
+  }
+#define LOOM_FORTRAN_IW(name, NAME, Displacement, blocks, call)                                  \
+  LOOM_FORTRAN(name, NAME,                                                                       \
+               (char* sendbuf, MPI_Fint* sendcounts, Displacement* sdispls, MPI_Fint* sendtypes, \
+                char* recvbuf, MPI_Fint* recvcounts, Displacement* rdispls, MPI_Fint* recvtypes, \
+                MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr)) {                            \
+    LOOM_FORTRAN_W_CONVERT(blocks)                                                               \
+    MPI_Request c_request = MPI_REQUEST_NULL;                                                    \
+    *ierr = call(LOOM_FORTRAN_W_ARGS, &c_request);                                               \
+    if (*ierr != MPI_SUCCESS) return;                                                            \
+    if (!loom::interpose::is_tracked(c_request))                                                 \
+      loom::interpose::track_request(                                                            \
+          c_request,                                                                             \
+          std::make_unique<KeptTypeArrays>(std::move(c_sendtypes), std::move(c_recvtypes)));     \
+    *request = PMPI_Request_c2f(c_request);                                                      \
+  }
+LOOM_FORTRAN_W(alltoallw, MPI_ALLTOALLW, MPI_Fint, alltoallw_blocks, MPI_Alltoallw)
+LOOM_FORTRAN_IW(ialltoallw, MPI_IALLTOALLW, MPI_Fint, alltoallw_blocks, MPI_Ialltoallw)
+LOOM_FORTRAN_W(neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, MPI_Aint, neighbour_blocks,
+               MPI_Neighbor_alltoallw)
+LOOM_FORTRAN_IW(ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, MPI_Aint, neighbour_blocks,
+                MPI_Ineighbor_alltoallw)

@@ -137,6 +137,11 @@ class RequestTable {
     if (it != live_.end()) it->second.active = true;
   }
 
+  bool contains(MPI_Request request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.count(request) != 0;
+  }
+
   // Request_free: returns the entry if it was Loom's.
   bool remove(MPI_Request request, Entry* out) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -262,6 +267,10 @@ void merge_error(int op_rc, MPI_Status* status, int* rc) {
 }
 
 }  // namespace
+
+bool is_tracked(MPI_Request request) {
+  return !table().empty() && table().contains(request);
+}
 
 void track_request(MPI_Request request, std::unique_ptr<PendingOp> op) {
   table().add(request, std::move(op));

@@ -27,6 +27,9 @@ class PendingOp {
 // Safe from any thread.
 void track_request(MPI_Request request, std::unique_ptr<PendingOp> op);
 
+// Whether Loom has an operation registered for `request`.
+bool is_tracked(MPI_Request request);
+
 // Completes any operation whose request the user freed while it was still active.
 void reap_detached_requests(bool wait_for_all);
 

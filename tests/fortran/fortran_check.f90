@@ -9,7 +9,9 @@ program fortran_check
   include 'mpif.h'
   integer, parameter :: n = 4000
   integer :: ierr, rank, nranks, peer, provided
-  integer :: vec, face, blocks, bottom_type, vec_dup, contig
+  integer :: vec, face, blocks, bottom_type, vec_dup, contig, half
+  ! half: every other double of 600, one block per rank in the all-to-alls (extent 1199)
+  integer, parameter :: half_extent = 1199
   integer :: tags(8)
   double precision :: dsend(n), dloom(n), dhost(n)
   real :: grid(16, 12, 10), rgrid_loom(16, 12, 10), rgrid_host(16, 12, 10)
@@ -45,6 +47,8 @@ program fortran_check
   call MPI_TYPE_CONTIGUOUS(10, MPI_INTEGER, contig, ierr)
   call MPI_TYPE_COMMIT(contig, ierr)
   call MPI_TYPE_DUP(vec, vec_dup, ierr)
+  call MPI_TYPE_VECTOR(600, 1, 2, MPI_DOUBLE_PRECISION, half, ierr)
+  call MPI_TYPE_COMMIT(half, ierr)
 
   call check_blocking()
   call check_nonblocking()
@@ -56,6 +60,8 @@ program fortran_check
   call check_bottom()
   call check_request_free()
   call check_comm_free()
+  call check_collectives()
+  call check_neighbourhood()
 
   call MPI_TYPE_FREE(vec_dup, ierr)
   call expect(vec_dup == MPI_DATATYPE_NULL, 'MPI_TYPE_FREE returns MPI_DATATYPE_NULL')
@@ -63,10 +69,14 @@ program fortran_check
   call MPI_TYPE_FREE(face, ierr)
   call MPI_TYPE_FREE(blocks, ierr)
   call MPI_TYPE_FREE(contig, ierr)
+  call MPI_TYPE_FREE(half, ierr)
   call MPI_ALLREDUCE(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) then
     if (failures == 0) then
-      print '(a,i0,a)', 'fortran_check: OK, ', cases, ' checks identical through Loom and the host'
+      ! The count goes to stderr: natively, Open MPI 4.1 runs fewer checks (see
+      ! nonblocking_w_works), and stdout must match between native and Loom runs.
+      print '(a)', 'fortran_check: OK, every check identical through Loom and the host'
+      write (0, '(a,i0,a)') 'fortran_check: ', cases, ' checks'
     else
       print '(a,i0,a,i0,a)', 'fortran_check: FAILED, ', failures, ' of ', cases, ' checks'
     end if
@@ -75,6 +85,18 @@ program fortran_check
   if (failures /= 0) stop 1
 
 contains
+
+  ! Open MPI 4.1's own Fortran MPI_IALLTOALLW and MPI_INEIGHBOR_ALLTOALLW free their
+  ! converted datatype arrays before the operation reads them, and crash. Loom's bindings
+  ! keep them; natively, those two calls are left out.
+  logical function nonblocking_w_works()
+    character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
+    character(len=1024) :: preload
+    integer :: length, preload_length
+    call MPI_GET_LIBRARY_VERSION(version, length, ierr)
+    call get_environment_variable('LD_PRELOAD', preload, preload_length)
+    nonblocking_w_works = index(version, 'Open MPI v4.') == 0 .or. index(preload, 'libloom') > 0
+  end function
 
   subroutine fill(seed)
     integer, intent(in) :: seed
@@ -507,6 +529,123 @@ contains
                        MPI_STATUS_IGNORE, ierr)
     call expect(all(dloom == dhost), 'MPI_SENDRECV on a new communicator')
     call MPI_COMM_FREE(dup, ierr)
+  end subroutine
+
+  ! Every data-movement collective with derived datatypes, through MPI_* and through PMPI_*.
+  subroutine check_collectives()
+    integer :: req, counts(2), displs(2), types(2), wdispls(2)
+    real :: saved_grid(16, 12, 10)
+    call fill(100)
+    call MPI_ALLTOALL(dsend, 1, half, dloom, 1, half, MPI_COMM_WORLD, ierr)
+    call PMPI_ALLTOALL(dsend, 1, half, dhost, 1, half, MPI_COMM_WORLD, ierr)
+    call expect_same('MPI_ALLTOALL')
+    call fill(101)
+    call MPI_IALLTOALL(dsend, 1, half, dloom, 1, half, MPI_COMM_WORLD, req, ierr)
+    call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+    call PMPI_ALLTOALL(dsend, 1, half, dhost, 1, half, MPI_COMM_WORLD, ierr)
+    call expect_same('MPI_IALLTOALL')
+    ! In place: the data to send is in the receive buffer.
+    call fill(102)
+    dloom = dsend
+    dhost = dsend
+    call MPI_ALLTOALL(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dloom, 1, half, MPI_COMM_WORLD, ierr)
+    call PMPI_ALLTOALL(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dhost, 1, half, MPI_COMM_WORLD, ierr)
+    call expect_same('MPI_ALLTOALL, MPI_IN_PLACE')
+    call fill(103)
+    call MPI_ALLGATHER(dsend, 1, half, dloom, 1, half, MPI_COMM_WORLD, ierr)
+    call PMPI_ALLGATHER(dsend, 1, half, dhost, 1, half, MPI_COMM_WORLD, ierr)
+    call MPI_IGATHER(grid, 1, face, rgrid_loom, 320, MPI_REAL, 0, MPI_COMM_WORLD, &
+                     req, ierr)
+    call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+    call PMPI_GATHER(grid, 1, face, rgrid_host, 320, MPI_REAL, 0, MPI_COMM_WORLD, ierr)
+    call expect_same('MPI_ALLGATHER/MPI_IGATHER')
+    call fill(104)
+    call MPI_SCATTER(dsend, 1, half, dloom, 1, half, 1, MPI_COMM_WORLD, ierr)
+    call PMPI_SCATTER(dsend, 1, half, dhost, 1, half, 1, MPI_COMM_WORLD, ierr)
+    saved_grid = grid
+    call MPI_BCAST(grid, 1, face, 0, MPI_COMM_WORLD, ierr)
+    rgrid_loom = grid
+    grid = saved_grid
+    call PMPI_BCAST(grid, 1, face, 0, MPI_COMM_WORLD, ierr)
+    rgrid_host = grid
+    call expect_same('MPI_SCATTER/MPI_BCAST')
+    call fill(105)
+    counts = (/ 1, 1 /)
+    displs = (/ 0, 1 /)
+    call MPI_ALLTOALLV(dsend, counts, displs, half, dloom, counts, displs, half, &
+                       MPI_COMM_WORLD, ierr)
+    call PMPI_ALLTOALLV(dsend, counts, displs, half, dhost, counts, displs, half, &
+                        MPI_COMM_WORLD, ierr)
+    call expect_same('MPI_ALLTOALLV')
+    call fill(106)
+    call MPI_ALLGATHERV(dsend, 1, half, dloom, counts, displs, half, MPI_COMM_WORLD, ierr)
+    call PMPI_ALLGATHERV(dsend, 1, half, dhost, counts, displs, half, MPI_COMM_WORLD, ierr)
+    call MPI_IGATHERV(isend, 1, blocks, iloom, counts, displs, blocks, 1, MPI_COMM_WORLD, req, ierr)
+    call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+    call PMPI_GATHERV(isend, 1, blocks, ihost, counts, displs, blocks, 1, MPI_COMM_WORLD, ierr)
+    call expect_same('MPI_ALLGATHERV/MPI_IGATHERV')
+    call fill(107)
+    call MPI_SCATTERV(dsend, counts, displs, half, dloom, 1, half, 0, MPI_COMM_WORLD, ierr)
+    call PMPI_SCATTERV(dsend, counts, displs, half, dhost, 1, half, 0, MPI_COMM_WORLD, ierr)
+    call expect_same('MPI_SCATTERV')
+    call fill(108)
+    types = (/ half, half /)
+    wdispls = (/ 0, half_extent * 8 /)
+    call MPI_ALLTOALLW(dsend, counts, wdispls, types, dloom, counts, wdispls, types, &
+                       MPI_COMM_WORLD, ierr)
+    call PMPI_ALLTOALLW(dsend, counts, wdispls, types, dhost, counts, wdispls, types, &
+                        MPI_COMM_WORLD, ierr)
+    call expect_same('MPI_ALLTOALLW')
+    if (nonblocking_w_works()) then
+      call fill(109)
+      call MPI_IALLTOALLW(dsend, counts, wdispls, types, dloom, counts, wdispls, types, &
+                          MPI_COMM_WORLD, req, ierr)
+      call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+      call PMPI_ALLTOALLW(dsend, counts, wdispls, types, dhost, counts, wdispls, types, &
+                          MPI_COMM_WORLD, ierr)
+      call expect_same('MPI_IALLTOALLW')
+    end if
+  end subroutine
+
+  ! Neighbourhood collectives on a distributed graph (each rank's one neighbour is the
+  ! other): the blocking all-to-alls run through Loom's same-node window.
+  subroutine check_neighbourhood()
+    integer :: graph, req, one(1), zero(1), types(1)
+    integer(kind=MPI_ADDRESS_KIND) :: zero_bytes(1)
+    call MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, 1, (/ peer /), MPI_UNWEIGHTED, 1, &
+                                        (/ peer /), MPI_UNWEIGHTED, MPI_INFO_NULL, .false., &
+                                        graph, ierr)
+    one = 1
+    zero = 0
+    zero_bytes = 0
+    types = face
+    call fill(110)
+    call MPI_NEIGHBOR_ALLTOALL(grid, 1, face, rgrid_loom, 1, face, graph, ierr)
+    call PMPI_NEIGHBOR_ALLTOALL(grid, 1, face, rgrid_host, 1, face, graph, ierr)
+    call MPI_NEIGHBOR_ALLTOALLV(dsend, one, zero, vec, dloom, one, zero, vec, graph, ierr)
+    call PMPI_NEIGHBOR_ALLTOALLV(dsend, one, zero, vec, dhost, one, zero, vec, graph, ierr)
+    call expect_same('MPI_NEIGHBOR_ALLTOALL/MPI_NEIGHBOR_ALLTOALLV')
+    call fill(111)
+    call MPI_NEIGHBOR_ALLTOALLW(grid, one, zero_bytes, types, rgrid_loom, one, zero_bytes, &
+                                types, graph, ierr)
+    call PMPI_NEIGHBOR_ALLTOALLW(grid, one, zero_bytes, types, rgrid_host, one, zero_bytes, &
+                                 types, graph, ierr)
+    if (nonblocking_w_works()) then
+      call MPI_INEIGHBOR_ALLTOALLW(isend, one, zero_bytes, (/ blocks /), iloom, one, &
+                                   zero_bytes, (/ blocks /), graph, req, ierr)
+      call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+      call PMPI_NEIGHBOR_ALLTOALLW(isend, one, zero_bytes, (/ blocks /), ihost, one, &
+                                   zero_bytes, (/ blocks /), graph, ierr)
+    end if
+    call expect_same('MPI_NEIGHBOR_ALLTOALLW/MPI_INEIGHBOR_ALLTOALLW')
+    call fill(112)
+    call MPI_NEIGHBOR_ALLGATHER(dsend, 1, vec, dloom, 1, vec, graph, ierr)
+    call PMPI_NEIGHBOR_ALLGATHER(dsend, 1, vec, dhost, 1, vec, graph, ierr)
+    call MPI_INEIGHBOR_ALLTOALL(isend, 1, blocks, iloom, 1, blocks, graph, req, ierr)
+    call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+    call PMPI_NEIGHBOR_ALLTOALL(isend, 1, blocks, ihost, 1, blocks, graph, ierr)
+    call expect_same('MPI_NEIGHBOR_ALLGATHER/MPI_INEIGHBOR_ALLTOALL')
+    call MPI_COMM_FREE(graph, ierr)
   end subroutine
 
 end program
