@@ -2,19 +2,23 @@
 ! Fortran application natively and under loomrun:
 !   mpiexec -n 2 ./fortran_pingpong ; loomrun -n 2 ./fortran_pingpong
 ! Prints the one-way time per message (median of 11 batches) for 8-byte blocks at a stride
-! of 16 bytes and for the x = 1 face of a [8][ny][nz] Fortran-order grid of doubles.
+! of 16 bytes and for the x = 1 face of a [8][ny][nz] Fortran-order grid of doubles, and
+! the time of one MPI_NEIGHBOR_ALLTOALLW exchange of that face between the two ranks.
 program fortran_pingpong
   implicit none
   include 'mpif.h'
   integer :: ierr, rank, peer, k
   integer, parameter :: sizes(3) = (/ 8192, 131072, 524288 /)  ! packed doubles per message
   double precision, allocatable :: buf(:)
-  integer :: vec, face, elements
+  integer :: vec, face, elements, graph
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
   peer = 1 - rank
-  if (rank == 0) print '(a)', 'shape          packed bytes   one-way us'
+  call MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, 1, (/ peer /), MPI_UNWEIGHTED, 1, &
+                                      (/ peer /), MPI_UNWEIGHTED, MPI_INFO_NULL, .false., &
+                                      graph, ierr)
+  if (rank == 0) print '(a)', 'shape          packed bytes   one-way us (nbr a2aw: per exchange)'
   do k = 1, size(sizes)
     elements = sizes(k)
     allocate(buf(8 * elements))
@@ -28,26 +32,40 @@ program fortran_pingpong
                                   (/ 0, 0, 0 /), MPI_ORDER_FORTRAN, MPI_DOUBLE_PRECISION, face, ierr)
     call MPI_TYPE_COMMIT(face, ierr)
     call time_shape('grid x-face', face, elements * 8)
+    call time_shape('x-face nbr a2aw', face, -elements * 8)
     call MPI_TYPE_FREE(face, ierr)
     deallocate(buf)
   end do
+  call MPI_COMM_FREE(graph, ierr)
   call MPI_FINALIZE(ierr)
 
 contains
 
-  subroutine time_shape(name, type, bytes)
+  ! A negative `signed_bytes` times MPI_NEIGHBOR_ALLTOALLW exchanges (each rank sends its
+  ! buffer's face and receives the peer's into the same face) instead of a ping-pong.
+  subroutine time_shape(name, type, signed_bytes)
     character(len=*), intent(in) :: name
-    integer, intent(in) :: type, bytes
+    integer, intent(in) :: type, signed_bytes
+    integer :: bytes, one(1), types(1)
+    integer(kind=MPI_ADDRESS_KIND) :: zero(1)
     integer, parameter :: batches = 11
     double precision :: times(batches), t0
     integer :: batch, trip, trips, i, j
     double precision :: swap
+    bytes = abs(signed_bytes)
+    one = 1
+    zero = 0
+    types = type
     trips = max(4, 20000000 / bytes)
     do batch = 0, batches
       call MPI_BARRIER(MPI_COMM_WORLD, ierr)
       t0 = MPI_WTIME()
       do trip = 1, trips
-        if (rank == 0) then
+        if (signed_bytes < 0) then
+          ! Two exchanges per trip, so the time per trip halves like a round trip's.
+          call MPI_NEIGHBOR_ALLTOALLW(buf, one, zero, types, buf, one, zero, types, graph, ierr)
+          call MPI_NEIGHBOR_ALLTOALLW(buf, one, zero, types, buf, one, zero, types, graph, ierr)
+        else if (rank == 0) then
           call MPI_SEND(buf, 1, type, peer, 1, MPI_COMM_WORLD, ierr)
           call MPI_RECV(buf, 1, type, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
         else
