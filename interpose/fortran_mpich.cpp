@@ -8,10 +8,13 @@
 // so each wrapper only maps the ignore objects, the optional ierror and 1-based indices.
 #include <mpi.h>
 
+#include "interpose/fortran.hpp"
+
 namespace {
 
-// A Fortran LOGICAL as gfortran writes it.
-using FortranLogical = MPI_Fint;
+using loom::interpose::fortran::Logical;
+using loom::interpose::fortran::logical;
+using loom::interpose::fortran::set_ierror;
 
 // The f08 MPI_Status has the C layout; its ignore objects are MPI 4.0's
 // MPI_F08_STATUS(ES)_IGNORE.
@@ -23,10 +26,6 @@ MPI_Status* c_status(MPI_F08_status* status) {
 MPI_Status* c_statuses(MPI_F08_status* statuses) {
   return statuses == MPI_F08_STATUSES_IGNORE ? MPI_STATUSES_IGNORE
                                              : reinterpret_cast<MPI_Status*>(statuses);
-}
-// ierror is OPTIONAL: absent, it arrives as a null pointer.
-void set_ierror(MPI_Fint* ierror, int rc) {
-  if (ierror) *ierror = rc;
 }
 MPI_Request* c_requests(MPI_Fint* requests) {
   static_assert(sizeof(MPI_Request) == sizeof(MPI_Fint), "MPICH requests are Fortran integers");
@@ -40,10 +39,9 @@ MPI_Comm* c_comm(MPI_Fint* comm) {
   static_assert(sizeof(MPI_Comm) == sizeof(MPI_Fint), "MPICH communicators are Fortran integers");
   return reinterpret_cast<MPI_Comm*>(comm);
 }
-// Indices MPI returns are 0-based in C, 1-based in Fortran; MPI_UNDEFINED stays.
+// Indices MPI returns, in place, as Fortran sees them.
 void to_fortran_indices(int* indices, int count) {
-  for (int k = 0; k < count; ++k)
-    if (indices[k] >= 0) ++indices[k];
+  for (int k = 0; k < count; ++k) indices[k] = loom::interpose::fortran::index(indices[k]);
 }
 
 }  // namespace
@@ -85,42 +83,41 @@ void mpi_startall_f08_(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* ierror) {
 void mpi_request_free_f08_(MPI_Fint* request, MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Request_free(c_requests(request)));
 }
-void mpi_request_get_status_f08_(MPI_Fint* request, FortranLogical* flag, MPI_F08_status* status,
+void mpi_request_get_status_f08_(MPI_Fint* request, Logical* flag, MPI_F08_status* status,
                                  MPI_Fint* ierror) {
   int c_flag = 0;
   set_ierror(ierror, MPI_Request_get_status(*c_requests(request), &c_flag, c_status(status)));
-  *flag = c_flag ? 1 : 0;
+  *flag = logical(c_flag);
 }
 
 void mpi_wait_f08_(MPI_Fint* request, MPI_F08_status* status, MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Wait(c_requests(request), c_status(status)));
 }
-void mpi_test_f08_(MPI_Fint* request, FortranLogical* flag, MPI_F08_status* status,
-                   MPI_Fint* ierror) {
+void mpi_test_f08_(MPI_Fint* request, Logical* flag, MPI_F08_status* status, MPI_Fint* ierror) {
   int c_flag = 0;
   set_ierror(ierror, MPI_Test(c_requests(request), &c_flag, c_status(status)));
-  *flag = c_flag ? 1 : 0;
+  *flag = logical(c_flag);
 }
 void mpi_waitall_f08_(MPI_Fint* count, MPI_Fint* requests, MPI_F08_status* statuses,
                       MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Waitall(*count, c_requests(requests), c_statuses(statuses)));
 }
-void mpi_testall_f08_(MPI_Fint* count, MPI_Fint* requests, FortranLogical* flag,
-                      MPI_F08_status* statuses, MPI_Fint* ierror) {
+void mpi_testall_f08_(MPI_Fint* count, MPI_Fint* requests, Logical* flag, MPI_F08_status* statuses,
+                      MPI_Fint* ierror) {
   int c_flag = 0;
   set_ierror(ierror, MPI_Testall(*count, c_requests(requests), &c_flag, c_statuses(statuses)));
-  *flag = c_flag ? 1 : 0;
+  *flag = logical(c_flag);
 }
 void mpi_waitany_f08_(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* index, MPI_F08_status* status,
                       MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Waitany(*count, c_requests(requests), index, c_status(status)));
   to_fortran_indices(index, 1);
 }
-void mpi_testany_f08_(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* index, FortranLogical* flag,
+void mpi_testany_f08_(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* index, Logical* flag,
                       MPI_F08_status* status, MPI_Fint* ierror) {
   int c_flag = 0;
   set_ierror(ierror, MPI_Testany(*count, c_requests(requests), index, &c_flag, c_status(status)));
-  *flag = c_flag ? 1 : 0;
+  *flag = logical(c_flag);
   to_fortran_indices(index, 1);
 }
 void mpi_waitsome_f08_(MPI_Fint* incount, MPI_Fint* requests, MPI_Fint* outcount, MPI_Fint* indices,

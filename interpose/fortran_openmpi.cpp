@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "interpose/fortran.hpp"
 #include "interpose/requests.hpp"
 #include "interpose/topology.hpp"
 
@@ -24,8 +25,9 @@ extern "C" MPI_Fint mpi_fortran_in_place_;
 
 namespace {
 
-// Fortran LOGICAL as Open MPI's bindings write it (gfortran: .TRUE. is 1).
-using FortranLogical = MPI_Fint;
+using loom::interpose::fortran::Logical;
+using loom::interpose::fortran::logical;
+using loom::interpose::fortran::set_ierror;
 
 constexpr size_t kStatusInts = sizeof(MPI_Status) / sizeof(MPI_Fint);
 
@@ -98,13 +100,6 @@ class RequestArray {
   std::vector<MPI_Status> statuses_;
 };
 
-// Open MPI's mpi_f08 module calls these five through pmpi_<name>_, past ompi_<name>_f, so
-// Loom also defines their f08 entry points (below), where ierror is OPTIONAL: absent, it
-// arrives as a null pointer.
-void set_ierror(MPI_Fint* ierr, int rc) {
-  if (ierr) *ierr = rc;
-}
-
 // The `count` datatypes of a w-form collective's Fortran array.
 std::vector<MPI_Datatype> c_types(const MPI_Fint* types, int count) {
   std::vector<MPI_Datatype> c(static_cast<size_t>(count > 0 ? count : 0));
@@ -140,11 +135,6 @@ class KeptTypeArrays final : public loom::interpose::PendingOp {
  private:
   std::vector<MPI_Datatype> sends_, receives_;
 };
-
-// The index of a completed request as Fortran sees it: 1-based, MPI_UNDEFINED unchanged.
-MPI_Fint fortran_index(int c_index) {
-  return c_index == MPI_UNDEFINED ? MPI_UNDEFINED : c_index + 1;
-}
 
 }  // namespace
 
@@ -236,13 +226,14 @@ LOOM_FORTRAN_BLOCKING_SEND(ssend, MPI_SSEND, MPI_Ssend)
 LOOM_FORTRAN_BLOCKING_SEND(rsend, MPI_RSEND, MPI_Rsend)
 LOOM_FORTRAN_BLOCKING_SEND(bsend, MPI_BSEND, MPI_Bsend)
 
-// Non-blocking and persistent sends share one shape: they return a request.
+// Non-blocking and persistent sends share one shape: they return a request (`peer` is the
+// destination, or the source for the receives below).
 #define LOOM_FORTRAN_REQUEST_SEND(name, NAME, CName)                                           \
   LOOM_FORTRAN(name, NAME,                                                                     \
-               (char* buf, MPI_Fint* count, MPI_Fint* type, MPI_Fint* dest, MPI_Fint* tag,     \
+               (char* buf, MPI_Fint* count, MPI_Fint* type, MPI_Fint* peer, MPI_Fint* tag,     \
                 MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr)) {                          \
     MPI_Request c_request = MPI_REQUEST_NULL;                                                  \
-    *ierr = CName(c_buffer(buf), *count, c_type(type), *dest, *tag, c_comm(comm), &c_request); \
+    *ierr = CName(c_buffer(buf), *count, c_type(type), *peer, *tag, c_comm(comm), &c_request); \
     if (*ierr == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request);                          \
   }
 LOOM_FORTRAN_REQUEST_SEND(isend, MPI_ISEND, MPI_Isend)
@@ -332,22 +323,22 @@ LOOM_FORTRAN(wait, MPI_WAIT, (MPI_Fint * request, MPI_Fint* status, MPI_Fint* ie
 }
 
 LOOM_FORTRAN(test, MPI_TEST,
-             (MPI_Fint * request, FortranLogical* flag, MPI_Fint* status, MPI_Fint* ierr)) {
+             (MPI_Fint * request, Logical* flag, MPI_Fint* status, MPI_Fint* ierr)) {
   StatusOut out(status);
   MPI_Request c = PMPI_Request_f2c(*request);
   int c_flag = 0;
   set_ierror(ierr, MPI_Test(&c, &c_flag, out.get()));
   *request = PMPI_Request_c2f(c);
-  *flag = c_flag ? 1 : 0;
+  *flag = logical(c_flag);
   if (c_flag) out.copy_out();
 }
 
 LOOM_FORTRAN(request_get_status, MPI_REQUEST_GET_STATUS,
-             (MPI_Fint * request, FortranLogical* flag, MPI_Fint* status, MPI_Fint* ierr)) {
+             (MPI_Fint * request, Logical* flag, MPI_Fint* status, MPI_Fint* ierr)) {
   StatusOut out(status);
   int c_flag = 0;
   set_ierror(ierr, MPI_Request_get_status(PMPI_Request_f2c(*request), &c_flag, out.get()));
-  *flag = c_flag ? 1 : 0;
+  *flag = logical(c_flag);
   if (c_flag) out.copy_out();
 }
 
@@ -366,13 +357,13 @@ LOOM_FORTRAN(waitall, MPI_WAITALL,
 }
 
 LOOM_FORTRAN(testall, MPI_TESTALL,
-             (MPI_Fint * count, MPI_Fint* requests, FortranLogical* flag, MPI_Fint* statuses,
+             (MPI_Fint * count, MPI_Fint* requests, Logical* flag, MPI_Fint* statuses,
               MPI_Fint* ierr)) {
   RequestArray array(*count, requests, statuses);
   int c_flag = 0;
   set_ierror(ierr, MPI_Testall(array.count(), array.requests(), &c_flag, array.statuses()));
   array.copy_requests_out();
-  *flag = c_flag ? 1 : 0;
+  *flag = logical(c_flag);
   if (c_flag) array.copy_statuses_out(array.count());
 }
 
@@ -384,20 +375,20 @@ LOOM_FORTRAN(waitany, MPI_WAITANY,
   int c_index = MPI_UNDEFINED;
   *ierr = MPI_Waitany(array.count(), array.requests(), &c_index, out.get());
   array.copy_requests_out();
-  *index = fortran_index(c_index);
+  *index = loom::interpose::fortran::index(c_index);
   out.copy_out();
 }
 
 LOOM_FORTRAN(testany, MPI_TESTANY,
-             (MPI_Fint * count, MPI_Fint* requests, MPI_Fint* index, FortranLogical* flag,
+             (MPI_Fint * count, MPI_Fint* requests, MPI_Fint* index, Logical* flag,
               MPI_Fint* status, MPI_Fint* ierr)) {
   RequestArray array(*count, requests, MPI_F_STATUSES_IGNORE);
   StatusOut out(status);
   int c_index = MPI_UNDEFINED, c_flag = 0;
   set_ierror(ierr, MPI_Testany(array.count(), array.requests(), &c_index, &c_flag, out.get()));
   array.copy_requests_out();
-  *index = fortran_index(c_index);
-  *flag = c_flag ? 1 : 0;
+  *index = loom::interpose::fortran::index(c_index);
+  *flag = logical(c_flag);
   if (c_flag) out.copy_out();
 }
 
@@ -416,21 +407,22 @@ LOOM_FORTRAN(testany, MPI_TESTANY,
     *outcount = c_outcount;                                                                       \
     if (c_outcount == MPI_UNDEFINED) return;                                                      \
     for (int k = 0; k < c_outcount; ++k)                                                          \
-      indices[k] = fortran_index(c_indices[static_cast<size_t>(k)]);                              \
+      indices[k] = loom::interpose::fortran::index(c_indices[static_cast<size_t>(k)]);            \
     array.copy_statuses_out(c_outcount);                                                          \
   }
 LOOM_FORTRAN_SOME(waitsome, MPI_WAITSOME, MPI_Waitsome)
 LOOM_FORTRAN_SOME(testsome, MPI_TESTSOME, MPI_Testsome)
 
-// The f08 entry points of the calls Open MPI's mpi_f08 module reaches through pmpi_<name>_.
-extern "C" void mpi_test_f08_(MPI_Fint*, FortranLogical*, MPI_Fint*, MPI_Fint*)
+// The f08 entry points of the calls Open MPI's mpi_f08 module reaches through pmpi_<name>_,
+// past ompi_<name>_f; their bodies above take a null (absent) ierror.
+extern "C" void mpi_test_f08_(MPI_Fint*, Logical*, MPI_Fint*, MPI_Fint*)
     __attribute__((alias("ompi_test_f")));
-extern "C" void mpi_request_get_status_f08_(MPI_Fint*, FortranLogical*, MPI_Fint*, MPI_Fint*)
+extern "C" void mpi_request_get_status_f08_(MPI_Fint*, Logical*, MPI_Fint*, MPI_Fint*)
     __attribute__((alias("ompi_request_get_status_f")));
-extern "C" void mpi_testall_f08_(MPI_Fint*, MPI_Fint*, FortranLogical*, MPI_Fint*, MPI_Fint*)
+extern "C" void mpi_testall_f08_(MPI_Fint*, MPI_Fint*, Logical*, MPI_Fint*, MPI_Fint*)
     __attribute__((alias("ompi_testall_f")));
-extern "C" void mpi_testany_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, FortranLogical*, MPI_Fint*,
-                                 MPI_Fint*) __attribute__((alias("ompi_testany_f")));
+extern "C" void mpi_testany_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, Logical*, MPI_Fint*, MPI_Fint*)
+    __attribute__((alias("ompi_testany_f")));
 extern "C" void mpi_testsome_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*)
     __attribute__((alias("ompi_testsome_f")));
 
