@@ -78,16 +78,26 @@ inline __m512i permute_bytes(__m512i index, __m512i v) {
   return _mm512_maskz_permutexvar_epi8(~__mmask64{0}, index, v);
 }
 
-// From 16-byte blocks up, one plain vector move per block beats the window (measured:
-// 1.1-1.6x on 16-byte 1-D/2-D/3-D sweeps), except when packing long rows of 16-byte blocks
-// 25-48 bytes apart, where window pairs fill whole 64-byte stores (1-D sweep vs
-// MPICH 4.0, 16 KiB-4 MiB: 1.05-1.19x -> 1.45-2.07x; short 3-D rows lost: 0.97 -> 0.74x).
+// From 16-byte blocks up, plain vector moves beat the window in cache (the four-block loop
+// against window pairs, 1-D sweep at 16 KiB vs MPICH 4.0: 1.5x -> 1.8x). Packing long rows
+// of 16-byte blocks 25-48 bytes apart into an out-of-cache slab keeps the window: its pairs
+// fill whole streamed lines.
 constexpr int64_t kLongRowBlocks = 64;
 
-bool window_applies(const Slab& s, bool pack) {
+// 4- and 8-byte blocks have a plain loop that moves four blocks per iteration
+// (for_each_word_block). The window keeps long rows (64 blocks or more) and unpacks of
+// 4-byte blocks; on shorter rows its per-row set-up and masked tails cost more than it
+// saves (`loom-bench pack` vs MPICH 4.0, alternating runs: 3-D 4-byte blocks packed at
+// 1-256 KiB 1.1-1.4x -> 1.7-1.9x, 2-D at 1 KiB 1.9x -> 2.9x), while 4-byte unpacks lost
+// 15-35% without it, on short rows too.
+bool window_applies(const Slab& s, bool pack, bool streaming) {
   if (s.block <= 0 || s.stride <= s.block || s.block + s.stride > kWindow || s.n < 2) return false;
-  return s.block < 16 ||
-         (pack && s.block == 16 && window_pairs_fit(s.block, s.stride) && s.n >= kLongRowBlocks);
+  if (pack && streaming)  // whole streamed lines
+    return s.block < 16 ||
+           (s.block == 16 && window_pairs_fit(s.block, s.stride) && s.n >= kLongRowBlocks);
+  if (s.block == 4 && !pack) return true;
+  if (s.block == 4 || s.block == 8) return s.n >= kLongRowBlocks;
+  return s.block < 16;
 }
 
 void pack_row(char* packed, const char* strided, int64_t n, const Window& w, __m512i gather,
@@ -367,7 +377,7 @@ void pack_avx512(char* packed, const char* strided, const Slab& s) {
   // pack measured worse (4-byte blocks at 32 MiB 4.7-4.9x -> 3.4-3.6x over Open MPI, 512 B
   // 0.94-0.96x -> 0.87-0.94x), while unpack gains from the pack-wide hint (see below).
   const bool streaming = s.block * s.n * s.rows > kOutOfCacheBytes;
-  if (!window_applies(s, true)) {
+  if (!window_applies(s, true, streaming)) {
     char* const user = const_cast<char*>(strided);
     // One-line blocks stream whenever the whole pack is out of cache (3-D 64 B at 32-64 MiB:
     // 1.2-1.3x -> 1.9-2.2x over Open MPI); longer blocks only in out-of-cache slabs, since a
@@ -464,7 +474,7 @@ void unpack_avx512(char* strided, const char* packed, const Slab& s) {
   }
   if (!s.out_of_cache && inline_long_blocks(s))
     return for_each_block<false>(packed_bytes, strided, s, copy_long_block);
-  if (!window_applies(s, false) || (s.block >= kPlainUnpackMinBlock && s.out_of_cache))
+  if (!window_applies(s, false, false) || (s.block >= kPlainUnpackMinBlock && s.out_of_cache))
     return unpack_slab_blocks(strided, packed, s);
   const Window& w = window_for(s.block, s.stride);
   const __m512i scatter = _mm512_load_si512(w.scatter);

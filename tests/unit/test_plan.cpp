@@ -263,6 +263,29 @@ TEST(Plan, IrregularListsOfMixedLengths) {
   }
 }
 
+// Uniform lists of 4-, 8- and 16-byte blocks move four blocks at a time: every count
+// from 1 to 9 leaves a different tail, and descending displacements make the four loads
+// of a group come from addresses in reverse order.
+TEST(Plan, UniformListsOfWordBlocks) {
+  for (int64_t block : {4, 8, 16})
+    for (bool descending : {false, true})
+      for (int count = 1; count <= 9; ++count) {
+        std::vector<types::Placed> items;
+        for (int i = 0; i < count; ++i) {
+          const int64_t slot = descending ? count - 1 - i : i;
+          items.push_back({slot * 3 * block + (i % 2) * block, types::make_dense(block)});
+        }
+        const types::Layout layout{{0, types::make_sequence(items)}};
+        for (pack::Isa isa : supported_isas()) {
+          check_plan(layout, 2, 3 * block * count + 8, isa,
+                     std::string(pack::isa_name(isa)) + " block " + std::to_string(block) +
+                         " count " + std::to_string(count) +
+                         (descending ? " descending" : " ascending"));
+          if (HasFatalFailure()) return;
+        }
+      }
+}
+
 TEST(Plan, RandomLayoutsMatchReference) {
   const uint64_t seed = 42;
   test::RandomLayouts gen(seed);
