@@ -4,10 +4,13 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "model/model.hpp"
+#include "model/trial.hpp"
 #include "pack/plan.hpp"
 
 namespace loom::interpose {
@@ -27,6 +30,12 @@ struct TypePlan {
   // Cached method decisions per traffic, locality and log2(message bytes): 0 = not decided
   // yet, otherwise 1 + model::Method.
   mutable std::atomic<uint8_t> decisions[model::kTraffics][model::kLocalities][64] = {};
+  // Online trials of blocking messages (interpose/method.hpp) per side (send, receive),
+  // locality and log2(message bytes): settled[...] is 0 while trying, otherwise 1 +
+  // model::Method; the trials themselves, keyed the same way, live under trial_mutex.
+  mutable std::atomic<uint8_t> settled[2][model::kLocalities][64] = {};
+  mutable std::mutex trial_mutex;
+  mutable std::map<int, model::MethodTrial> trials;
 };
 
 namespace detail {

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -123,6 +124,64 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
       method_model().choose(where, type.shape, bucket_bytes(bucket), traffic);
   slot.store(static_cast<uint8_t>(1 + static_cast<int>(chosen)), std::memory_order_relaxed);
   return chosen;
+}
+
+namespace {
+
+bool model_in_charge() {
+  return pinned_method.load(std::memory_order_relaxed) < 0 && setting() == Setting::Auto;
+}
+
+int trial_key(model::Locality where, Side side, int bucket) {
+  return (static_cast<int>(side) * model::kLocalities + static_cast<int>(where)) * 64 + bucket;
+}
+
+}  // namespace
+
+BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                               Side side, bool timed) {
+  const model::Method prior = choose_method(type, message_bytes, where, model::Traffic::OneWay);
+  if (!config().online || message_bytes <= 0 || !model_in_charge()) return {prior, false};
+  const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
+  // A process that also receives this kind sends it as its receives settled: a receive's
+  // time spans the peer's send, the transfer and the unpacking, a packed send's only the
+  // first two (MPICH 4.0, a Fortran grid face at 4 MiB: the sender saw packing 5% ahead, its
+  // receiver saw it 50% behind).
+  const auto& receive = type.settled[static_cast<int>(Side::Receive)][static_cast<int>(where)];
+  if (const uint8_t received = receive[bucket].load(std::memory_order_relaxed);
+      side == Side::Send && received)
+    return {static_cast<model::Method>(received - 1), false};
+  const uint8_t settled =
+      type.settled[static_cast<int>(side)][static_cast<int>(where)][bucket].load(
+          std::memory_order_relaxed);
+  if (settled) return {static_cast<model::Method>(settled - 1), false};
+  if (!timed) return {prior, false};
+  std::lock_guard<std::mutex> lock(type.trial_mutex);
+  model::MethodTrial& trial =
+      type.trials.try_emplace(trial_key(where, side, bucket), prior).first->second;
+  if (const auto decided = trial.decided()) return {*decided, false};
+  return {trial.next(), true};
+}
+
+void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where, Side side,
+                  model::Method method, double seconds) {
+  const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
+  std::lock_guard<std::mutex> lock(type.trial_mutex);
+  const auto found = type.trials.find(trial_key(where, side, bucket));
+  if (found == type.trials.end() || found->second.decided()) return;
+  model::MethodTrial& trial = found->second;
+  trial.record(method, seconds);
+  const auto decided = trial.decided();
+  if (!decided) return;
+  type.settled[static_cast<int>(side)][static_cast<int>(where)][bucket].store(
+      static_cast<uint8_t>(1 + static_cast<int>(*decided)), std::memory_order_relaxed);
+  const bool kept = *decided == trial.prior();
+  count(kept ? Counter::TrialsKept : Counter::TrialsSwitched);
+  if (config().debug)
+    std::fprintf(stderr, "[loom] pid %d trial: %s, %s, %lld+ bytes: %s -> %s %s\n",
+                 static_cast<int>(getpid()), side == Side::Send ? "send" : "receive",
+                 model::locality_name(where), 1LL << (bucket - 1), trial.describe().c_str(),
+                 kept ? "kept" : "switched to", model::method_name(*decided));
 }
 
 const char* host_mpi_family() {

@@ -5,6 +5,7 @@
 // are untouched. Receives with such a type land as MPI_PACKED in staging and are unpacked.
 // Statuses count bytes in both MPIs, so MPI_Get_count/MPI_Get_elements with the user's
 // type give the user's answer. Everything else goes straight to the host.
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <memory>
@@ -30,6 +31,10 @@ bool host_is_mpich() {
 struct Route {
   const TypePlan* plan = nullptr;
   int64_t bytes = 0;
+  // A blocking message of a kind whose method is still being tried (method.hpp,
+  // choose_blocking): the call's duration is reported, whichever way it travels.
+  const TypePlan* trial = nullptr;
+  model::Locality where = model::Locality::SameNode;
   explicit operator bool() const { return plan != nullptr; }
 };
 
@@ -37,11 +42,15 @@ struct Route {
 // exchanges, where the peer is taken to send at the same time (model/model.hpp, Traffic).
 constexpr model::Traffic kBlocking = model::Traffic::OneWay;
 constexpr model::Traffic kOverlapping = model::Traffic::Exchange;
+// MPI_Send, MPI_Ssend and MPI_Recv: blocking and timed from call to return, so their
+// durations can check the model online. Buffered and ready sends return before the
+// message is delivered, so they follow the kind's settled choice without adding to it.
+enum class Timing : bool { Untimed, Timed };
 
 // Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
 // and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE.
 Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int peer, bool send,
-            model::Traffic traffic) {
+            model::Traffic traffic, Timing timing = Timing::Untimed) {
   if (elements <= 0 || peer == MPI_PROC_NULL || !buf || comm == MPI_COMM_NULL) return {};
   const TypePlan* plan = find_plan(type);
   if (!plan) {
@@ -55,13 +64,56 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
     return {};
   }
   const int64_t bytes = static_cast<int64_t>(elements) * plan->plan.size();
-  if (bytes <= 0 || bytes > INT_MAX ||
-      choose_method(*plan, bytes, locality(comm, peer), traffic) != model::Method::Pack) {
+  if (bytes <= 0 || bytes > INT_MAX) {
     count(send ? Counter::SendHost : Counter::RecvHost);
     return {};
   }
-  return {plan, bytes};
+  Route r;
+  r.where = locality(comm, peer);
+  model::Method method;
+  if (traffic == kBlocking) {
+    const BlockingChoice choice = choose_blocking(
+        *plan, bytes, r.where, send ? Side::Send : Side::Receive, timing == Timing::Timed);
+    method = choice.method;
+    if (choice.trial) r.trial = plan;
+  } else {
+    method = choose_method(*plan, bytes, r.where, traffic);
+  }
+  r.bytes = bytes;
+  if (method != model::Method::Pack) {
+    count(send ? Counter::SendHost : Counter::RecvHost);
+    return r;
+  }
+  r.plan = plan;
+  return r;
 }
+
+// Reports a tried message's duration (see Route::trial) when the blocking call returns.
+class TrialClock {
+ public:
+  TrialClock(const Route& r, Side side) : route_(r), side_(side) {
+    if (route_.trial) start_ = std::chrono::steady_clock::now();
+  }
+  ~TrialClock() {
+    if (!route_.trial) return;
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
+    report_trial(*route_.trial, route_.bytes, route_.where, side_,
+                 route_.plan ? model::Method::Pack : model::Method::Host, took.count() + extra_);
+  }
+  // A packed send returns before the receiver unpacks, while the host's own send returns once
+  // the receiver's engine has the data: the sender charges the pack path its own packing time
+  // again, for the receiver's unpacking of the same bytes.
+  bool timed() const { return route_.trial != nullptr; }
+  void add(double seconds) { extra_ += seconds; }
+  TrialClock(const TrialClock&) = delete;
+  TrialClock& operator=(const TrialClock&) = delete;
+
+ private:
+  const Route& route_;
+  Side side_;
+  std::chrono::steady_clock::time_point start_;
+  double extra_ = 0;
+};
 
 StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
   StagingBuffer staging(static_cast<size_t>(r.bytes));
@@ -174,11 +226,15 @@ using BlockingSend = decltype(HostMpi::Send);
 using NonblockingSend = decltype(HostMpi::Isend);
 using PersistentInit = decltype(HostMpi::Send_init);
 
-int blocking_send(BlockingSend host_send, const void* buf, int count, MPI_Datatype type, int dest,
-                  int tag, MPI_Comm comm) {
-  const Route r = route(buf, count, type, comm, dest, true, kBlocking);
+int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int count,
+                  MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  const Route r = route(buf, count, type, comm, dest, true, kBlocking, timing);
+  TrialClock clock(r, Side::Send);
   if (!r) return host_send(buf, count, type, dest, tag, comm);
+  const auto packing = std::chrono::steady_clock::now();
   StagingBuffer staging = pack_to_staging(r, buf, count);
+  if (clock.timed())
+    clock.add(std::chrono::duration<double>(std::chrono::steady_clock::now() - packing).count());
   return host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
 }
 
@@ -226,21 +282,21 @@ using namespace loom::interpose;  // NOLINT: the MPI entry points below are this
 
 extern "C" int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                         MPI_Comm comm) {
-  return blocking_send(host().Send, buf, count, type, dest, tag, comm);
+  return blocking_send(host().Send, Timing::Timed, buf, count, type, dest, tag, comm);
 }
 extern "C" int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
-  return blocking_send(host().Ssend, buf, count, type, dest, tag, comm);
+  return blocking_send(host().Ssend, Timing::Timed, buf, count, type, dest, tag, comm);
 }
 extern "C" int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
-  return blocking_send(host().Rsend, buf, count, type, dest, tag, comm);
+  return blocking_send(host().Rsend, Timing::Untimed, buf, count, type, dest, tag, comm);
 }
 // The host copies a buffered send into the attached buffer before returning, so the
 // staging buffer can go at once (the packed size never exceeds MPI_Pack_size's answer).
 extern "C" int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
-  return blocking_send(host().Bsend, buf, count, type, dest, tag, comm);
+  return blocking_send(host().Bsend, Timing::Untimed, buf, count, type, dest, tag, comm);
 }
 
 extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
@@ -279,7 +335,8 @@ extern "C" int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int
 
 extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Status* status) {
-  const Route r = route(buf, count, type, comm, source, false, kBlocking);
+  const Route r = route(buf, count, type, comm, source, false, kBlocking, Timing::Timed);
+  const TrialClock clock(r, Side::Receive);
   if (!r) return host().Recv(buf, count, type, source, tag, comm, status);
   StagingBuffer staging(static_cast<size_t>(r.bytes));
   StatusSlot slot(status);

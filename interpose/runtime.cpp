@@ -24,6 +24,7 @@ Config read_config() {
   c.debug = env_flag("LOOM_DEBUG");
   if (const char* v = std::getenv("LOOM_SHARED_COLLECTIVES"); v && *v)
     c.shared_collectives = std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("LOOM_ONLINE"); v && *v) c.online = std::strcmp(v, "0") != 0;
   c.isa = pack::best_isa();
   if (const char* isa = std::getenv("LOOM_ISA"); isa && *isa) {
     pack::Isa requested;
@@ -99,15 +100,16 @@ void print_stats(int rank) {
                "[loom] rank %d pack: MPI_Pack loom=%llu host=%llu bytes=%llu | MPI_Unpack "
                "loom=%llu host=%llu bytes=%llu | kernel time pack=%.6fs unpack=%.6fs\n"
                "[loom] rank %d p2p: send packed=%llu host=%llu bytes=%llu | recv unpacked=%llu "
-               "host=%llu bytes=%llu\n"
+               "host=%llu bytes=%llu | online trials kept=%llu switched=%llu\n"
                "[loom] rank %d collectives: packed=%llu host=%llu bytes=%llu shared=%llu\n",
                rank, pack::isa_name(config().isa), (ull)s.types_committed, (ull)s.types_accelerated,
                rank, (ull)s.pack_calls_loom, (ull)s.pack_calls_host, (ull)s.pack_bytes_loom,
                (ull)s.unpack_calls_loom, (ull)s.unpack_calls_host, (ull)s.unpack_bytes_loom,
                s.pack_seconds, s.unpack_seconds, rank, (ull)s.send_packed, (ull)s.send_host,
                (ull)s.send_packed_bytes, (ull)s.recv_unpacked, (ull)s.recv_host,
-               (ull)s.recv_unpacked_bytes, rank, (ull)s.collective_packed, (ull)s.collective_host,
-               (ull)s.collective_packed_bytes, (ull)s.collective_shared);
+               (ull)s.recv_unpacked_bytes, (ull)s.trials_kept, (ull)s.trials_switched, rank,
+               (ull)s.collective_packed, (ull)s.collective_host, (ull)s.collective_packed_bytes,
+               (ull)s.collective_shared);
 }
 
 }  // namespace loom::interpose
@@ -141,4 +143,6 @@ extern "C" void loom_get_stats(loom_stats* out) {
   out->collective_host = total(Counter::CollectiveHost);
   out->collective_packed_bytes = total(Counter::CollectivePackedBytes);
   out->collective_shared = total(Counter::CollectiveShared);
+  out->trials_kept = total(Counter::TrialsKept);
+  out->trials_switched = total(Counter::TrialsSwitched);
 }

@@ -15,6 +15,7 @@ struct Config {
   bool debug = false;                 // LOOM_DEBUG=1: print each committed type's plan
   pack::Isa isa = pack::Isa::Scalar;  // LOOM_ISA=scalar|avx2|avx512, default: best available
   bool shared_collectives = true;     // LOOM_SHARED_COLLECTIVES=0: no same-node transport
+  bool online = true;                 // LOOM_ONLINE=0: blocking messages follow the model alone
 };
 // Read from the environment as libloom loads, before any MPI call can reach it; a plain
 // global so that the pass-through path pays one load, not a call and a guard check.
@@ -48,6 +49,10 @@ enum class Counter : int {
   CollectivePackedBytes,
   // Collectives whose bytes went through Loom's same-node shared-memory window.
   CollectiveShared,
+  // Online trials of blocking point-to-point messages (interpose/method.hpp) that confirmed
+  // the model's choice, and that overturned it.
+  TrialsKept,
+  TrialsSwitched,
   kCount
 };
 

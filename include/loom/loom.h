@@ -36,6 +36,11 @@ typedef struct loom_stats {
   /* Blocking neighbourhood all-to-alls moved through Loom's same-node shared-memory window
    * (any datatypes; the rest of the collectives run on the host, on bytes or as written). */
   uint64_t collective_shared;
+  /* Kinds of blocking point-to-point message (datatype, send or receive, locality, size)
+   * whose first messages tried both methods (LOOM_ONLINE, docs/model.md): the method model's
+   * choice was kept, or the other method was consistently faster and replaced it. */
+  uint64_t trials_kept;
+  uint64_t trials_switched;
 } loom_stats;
 
 /* 1 when the interposer is loaded and not disabled by LOOM_DISABLE=1. */
@@ -52,7 +57,8 @@ void loom_get_stats(loom_stats* out);
  * node (peer_same_node != 0) or another node: LOOM_METHOD_PACK (packed by Loom, sent as
  * MPI_PACKED) or LOOM_METHOD_HOST (the host's datatype engine). Honours LOOM_METHOD; in auto
  * mode asks the calibrated model (docs/model.md). Types without a Loom plan, contiguous types
- * and empty messages: LOOM_METHOD_HOST. */
+ * and empty messages: LOOM_METHOD_HOST. Online trials (LOOM_ONLINE) may settle a kind of
+ * blocking message on the other method; this returns the model's choice. */
 #define LOOM_METHOD_HOST 0
 #define LOOM_METHOD_PACK 1
 int loom_method_for(MPI_Datatype type, int count, int peer_same_node);

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "model/model.hpp"
+#include "model/trial.hpp"
 
 using namespace loom::model;
 
@@ -85,6 +87,68 @@ void expect_rejected(const std::string& text, const std::string& reason_part) {
 
 nlohmann::json valid_document() {
   return nlohmann::json::parse(to_json(synthetic(1e-10, 1e-9)));
+}
+
+// Runs a whole trial: the i-th host (pack) message takes host_times[i] (pack_times[i])
+// seconds, the first kWarmups being warm-ups. Returns the methods next() handed out.
+std::vector<Method> run_trial(MethodTrial& trial, const std::vector<double>& host_times,
+                              const std::vector<double>& pack_times) {
+  std::vector<Method> issued;
+  size_t used[2] = {0, 0};
+  for (int i = 0; i < MethodTrial::kMessages; ++i) {
+    const Method m = trial.next();
+    issued.push_back(m);
+    const auto& times = m == Method::Host ? host_times : pack_times;
+    trial.record(m, times[used[static_cast<int>(m)]++]);
+  }
+  return issued;
+}
+
+TEST(MethodTrial, TriesTheHostFirstWhateverThePrior) {
+  for (Method prior : {Method::Host, Method::Pack}) {
+    MethodTrial trial(prior);
+    const auto issued = run_trial(trial, {1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1});
+    for (size_t i = 0; i < issued.size(); ++i)
+      EXPECT_EQ(issued[i], i < issued.size() / 2 ? Method::Host : Method::Pack) << i;
+    ASSERT_TRUE(trial.decided().has_value());
+    EXPECT_EQ(*trial.decided(), prior);  // equal times: the model's choice stands
+  }
+}
+
+TEST(MethodTrial, SwitchesOnlyWhenEverySampleOfTheOtherMethodWinsByTheMargin) {
+  MethodTrial clear(Method::Pack);  // the MPICH Fortran face: host 175 us, pack 245 us
+  run_trial(clear, {9, 9, 170e-6, 181e-6, 175e-6, 178e-6}, {9, 9, 241e-6, 247e-6, 245e-6, 250e-6});
+  EXPECT_EQ(clear.decided(), Method::Host);
+
+  MethodTrial overlap(Method::Pack);  // one host sample as slow as pack's fastest
+  run_trial(overlap, {9, 9, 170e-6, 241e-6, 175e-6, 178e-6},
+            {9, 9, 241e-6, 247e-6, 245e-6, 250e-6});
+  EXPECT_EQ(overlap.decided(), Method::Pack);
+
+  MethodTrial within_margin(Method::Pack);  // host faster, but by less than 5%
+  run_trial(within_margin, {9, 9, 232e-6, 231e-6, 233e-6, 234e-6},
+            {9, 9, 241e-6, 247e-6, 245e-6, 250e-6});
+  EXPECT_EQ(within_margin.decided(), Method::Pack);
+
+  MethodTrial to_pack(Method::Host);
+  run_trial(to_pack, {9, 9, 3e-3, 3.1e-3, 2.9e-3, 3e-3}, {9, 9, 1e-3, 1.1e-3, 0.9e-3, 1e-3});
+  EXPECT_EQ(to_pack.decided(), Method::Pack);
+}
+
+TEST(MethodTrial, WarmUpsDoNotCountAndTheDecisionSticks) {
+  // Slow first packs (staging pages faulted in) must not count against packing, nor fast
+  // first host messages for the host.
+  MethodTrial trial(Method::Host);
+  run_trial(trial, {1e-9, 1e-9, 3e-3, 3e-3, 3e-3, 3e-3}, {1.0, 1.0, 1e-3, 1e-3, 1e-3, 1e-3});
+  ASSERT_EQ(trial.decided(), Method::Pack);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(trial.next(), Method::Pack);
+    trial.record(Method::Pack, 100.0);  // ignored once decided
+  }
+  EXPECT_EQ(trial.decided(), Method::Pack);
+  MethodTrial undecided(Method::Pack);
+  for (int i = 0; i < MethodTrial::kMessages - 1; ++i) undecided.record(undecided.next(), 1.0);
+  EXPECT_FALSE(undecided.decided().has_value());
 }
 
 }  // namespace

@@ -1,0 +1,104 @@
+// Online trials of blocking point-to-point messages (docs/model.md, "Online trials"): the
+// first messages of a kind try the host's engine, then Loom's packing, and the kind then
+// settles on one method; every message arrives intact meanwhile. Two ranks ping-pong one
+// vector type; --mode says what the environment asks for: `online` (the default),
+// `off` (LOOM_ONLINE=0) or `pack` (LOOM_METHOD=pack: nothing to try).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "loom/loom.h"
+#include "model/trial.hpp"
+#include "tests/mpi/gtest_mpi.hpp"
+
+namespace {
+
+std::string mode = "online";
+
+constexpr int kInts = 4096;  // packed: 16 KiB, spread over 32 KiB
+constexpr int kRoundTrips = loom::model::MethodTrial::kMessages + 6;
+
+int value(int round, int rank, int i) {
+  return round * 1000003 + rank * 7919 + i;
+}
+
+TEST(OnlineTrial, FirstMessagesTryBothMethodsThenSettle) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ASSERT_EQ(size, 2) << "run with 2 ranks";
+  MPI_Datatype every_other;
+  ASSERT_EQ(MPI_Type_vector(kInts, 1, 2, MPI_INT, &every_other), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&every_other), MPI_SUCCESS);
+  std::vector<int> out(2 * kInts), in(2 * kInts);
+  const int peer = 1 - rank;
+  // Per send of rank 0: 1 when Loom packed it, 0 when it left it to the host.
+  std::vector<int> packed_sends;
+  loom_stats start;
+  loom_get_stats(&start);
+  for (int round = 0; round < kRoundTrips; ++round) {
+    for (int i = 0; i < 2 * kInts; ++i) out[i] = value(round, rank, i);
+    std::fill(in.begin(), in.end(), -1);
+    loom_stats before, after;
+    loom_get_stats(&before);
+    if (rank == 0) {
+      ASSERT_EQ(MPI_Send(out.data(), 1, every_other, peer, round, MPI_COMM_WORLD), MPI_SUCCESS);
+      loom_get_stats(&after);
+      ASSERT_EQ(MPI_Recv(in.data(), 1, every_other, peer, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                MPI_SUCCESS);
+      packed_sends.push_back(static_cast<int>(after.send_packed - before.send_packed));
+      EXPECT_EQ(after.send_packed - before.send_packed + after.send_host - before.send_host, 1u);
+    } else {
+      ASSERT_EQ(MPI_Recv(in.data(), 1, every_other, peer, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                MPI_SUCCESS);
+      ASSERT_EQ(MPI_Send(out.data(), 1, every_other, peer, round, MPI_COMM_WORLD), MPI_SUCCESS);
+    }
+    int wrong = 0;
+    for (int i = 0; i < 2 * kInts; ++i) wrong += in[i] != (i % 2 == 0 ? value(round, peer, i) : -1);
+    ASSERT_EQ(wrong, 0) << "round " << round << " rank " << rank;
+  }
+  loom_stats end;
+  loom_get_stats(&end);
+  const uint64_t trials =
+      end.trials_kept - start.trials_kept + end.trials_switched - start.trials_switched;
+  std::string routes;
+  for (int p : packed_sends) routes += p ? 'P' : 'H';
+  if (rank == 0) std::printf("rank 0 sends (H host, P packed): %s\n", routes.c_str());
+  const int half = loom::model::MethodTrial::kMessages / 2;
+  const std::string settled =
+      rank == 0 ? routes.substr(loom::model::MethodTrial::kMessages) : std::string();
+  if (mode == "online") {
+    // Each rank settles its receive kind; rank 0, which sends first, its send kind too
+    // (rank 1's sends follow its receives' decision before their own trial ends).
+    EXPECT_GE(trials, 1u);
+    EXPECT_LE(trials, 2u);
+    if (rank == 0) {
+      EXPECT_EQ(routes.substr(0, 2 * half), std::string(half, 'H') + std::string(half, 'P'));
+      EXPECT_TRUE(settled == std::string(settled.size(), 'H') ||
+                  settled == std::string(settled.size(), 'P'))
+          << routes;
+    }
+  } else {
+    EXPECT_EQ(trials, 0u);
+    if (rank == 0 && mode == "pack") {
+      EXPECT_EQ(routes, std::string(routes.size(), 'P'));
+    } else if (rank == 0) {  // the model alone: one method throughout
+      EXPECT_TRUE(routes == std::string(routes.size(), 'H') ||
+                  routes == std::string(routes.size(), 'P'))
+          << routes;
+    }
+  }
+  MPI_Type_free(&every_other);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--mode")) mode = argv[i + 1];
+  MPI_Init(&argc, &argv);
+  return loom::test::run_tests_and_finalize(&argc, argv);
+}
