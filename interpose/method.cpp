@@ -141,7 +141,7 @@ int trial_key(model::Locality where, Side side, int bucket) {
 BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, model::Locality where,
                                Side side, bool timed) {
   const model::Method prior = choose_method(type, message_bytes, where, model::Traffic::OneWay);
-  if (!config().online || message_bytes <= 0 || !model_in_charge()) return {prior, false};
+  if (!config().online || message_bytes <= 0 || !model_in_charge()) return {prior, -1};
   const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
   // A process that also receives this kind sends it as its receives settled: a receive's
   // time spans the peer's send, the transfer and the unpacking, a packed send's only the
@@ -150,27 +150,27 @@ BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, mode
   const auto& receive = type.settled[static_cast<int>(Side::Receive)][static_cast<int>(where)];
   if (const uint8_t received = receive[bucket].load(std::memory_order_relaxed);
       side == Side::Send && received)
-    return {static_cast<model::Method>(received - 1), false};
+    return {static_cast<model::Method>(received - 1), -1};
   const uint8_t settled =
       type.settled[static_cast<int>(side)][static_cast<int>(where)][bucket].load(
           std::memory_order_relaxed);
-  if (settled) return {static_cast<model::Method>(settled - 1), false};
-  if (!timed) return {prior, false};
+  if (settled) return {static_cast<model::Method>(settled - 1), -1};
+  if (!timed) return {prior, -1};
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   model::MethodTrial& trial =
       type.trials.try_emplace(trial_key(where, side, bucket), prior).first->second;
-  if (const auto decided = trial.decided()) return {*decided, false};
-  return {trial.next(), true};
+  const model::MethodTrial::Ticket ticket = trial.next();
+  return {ticket.method, ticket.slot};
 }
 
 void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where, Side side,
-                  model::Method method, double seconds) {
+                  model::MethodTrial::Ticket ticket, double seconds) {
   const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   const auto found = type.trials.find(trial_key(where, side, bucket));
   if (found == type.trials.end() || found->second.decided()) return;
   model::MethodTrial& trial = found->second;
-  trial.record(method, seconds);
+  trial.record(ticket, seconds);
   const auto decided = trial.decided();
   if (!decided) return;
   type.settled[static_cast<int>(side)][static_cast<int>(where)][bucket].store(

@@ -25,18 +25,19 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
 // kind (datatype, side, locality, size bucket) try both methods (model/trial.hpp) and the
 // kind then settles on the faster, which is the model's choice unless the other method was
 // consistently faster. Sends of a kind the process also receives follow the receives'
-// decision once it is made. `trial` set: this message's duration must go to report_trial. An
+// decision once it is made. `trial_slot` >= 0: this message's duration must go to
+// report_trial. An
 // untimed blocking call (`timed` false: a buffered or ready send, a matched receive) takes the
 // settled method, or the model's while the kind is still being tried.
 enum class Side : uint8_t { Send, Receive };
 struct BlockingChoice {
   model::Method method;
-  bool trial;
+  int trial_slot;  // >= 0: this message's place in the kind's trial, to report
 };
 BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, model::Locality where,
                                Side side, bool timed);
 void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where, Side side,
-                  model::Method method, double seconds);
+                  model::MethodTrial::Ticket ticket, double seconds);
 
 // Pins every choice of this process to `method` (nullopt: back to LOOM_METHOD and the
 // model). `loom-bench measure` times Loom's own pack path with it; it takes precedence

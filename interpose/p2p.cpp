@@ -34,6 +34,7 @@ struct Route {
   // A blocking message of a kind whose method is still being tried (method.hpp,
   // choose_blocking): the call's duration is reported, whichever way it travels.
   const TypePlan* trial = nullptr;
+  int trial_slot = -1;
   model::Locality where = model::Locality::SameNode;
   explicit operator bool() const { return plan != nullptr; }
 };
@@ -75,7 +76,10 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
     const BlockingChoice choice = choose_blocking(
         *plan, bytes, r.where, send ? Side::Send : Side::Receive, timing == Timing::Timed);
     method = choice.method;
-    if (choice.trial) r.trial = plan;
+    if (choice.trial_slot >= 0) {
+      r.trial = plan;
+      r.trial_slot = choice.trial_slot;
+    }
   } else {
     method = choose_method(*plan, bytes, r.where, traffic);
   }
@@ -98,13 +102,21 @@ class TrialClock {
     if (!route_.trial) return;
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
     report_trial(*route_.trial, route_.bytes, route_.where, side_,
-                 route_.plan ? model::Method::Pack : model::Method::Host, took.count() + extra_);
+                 {route_.plan ? model::Method::Pack : model::Method::Host, route_.trial_slot},
+                 took.count() + extra_);
+  }
+  // The time, read only for a tried message: a clock read would add to every small message.
+  std::chrono::steady_clock::time_point now() const {
+    return route_.trial ? std::chrono::steady_clock::now()
+                        : std::chrono::steady_clock::time_point{};
   }
   // A packed send returns before the receiver unpacks, while the host's own send returns once
   // the receiver's engine has the data: the sender charges the pack path its own packing time
   // again, for the receiver's unpacking of the same bytes.
-  bool timed() const { return route_.trial != nullptr; }
-  void add(double seconds) { extra_ += seconds; }
+  void charge_packing_since(std::chrono::steady_clock::time_point start) {
+    if (route_.trial)
+      extra_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   TrialClock(const TrialClock&) = delete;
   TrialClock& operator=(const TrialClock&) = delete;
 
@@ -231,10 +243,9 @@ int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int co
   const Route r = route(buf, count, type, comm, dest, true, kBlocking, timing);
   TrialClock clock(r, Side::Send);
   if (!r) return host_send(buf, count, type, dest, tag, comm);
-  const auto packing = std::chrono::steady_clock::now();
+  const auto packing = clock.now();
   StagingBuffer staging = pack_to_staging(r, buf, count);
-  if (clock.timed())
-    clock.add(std::chrono::duration<double>(std::chrono::steady_clock::now() - packing).count());
+  clock.charge_packing_since(packing);
   return host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
 }
 
