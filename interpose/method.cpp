@@ -128,10 +128,6 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
 
 namespace {
 
-bool model_in_charge() {
-  return pinned_method.load(std::memory_order_relaxed) < 0 && setting() == Setting::Auto;
-}
-
 int trial_key(model::Locality where, Side side, int bucket) {
   return (static_cast<int>(side) * model::kLocalities + static_cast<int>(where)) * 64 + bucket;
 }
@@ -140,22 +136,25 @@ int trial_key(model::Locality where, Side side, int bucket) {
 
 BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, model::Locality where,
                                Side side, bool timed) {
-  const model::Method prior = choose_method(type, message_bytes, where, model::Traffic::OneWay);
-  if (!config().online || message_bytes <= 0 || !model_in_charge()) return {prior, -1};
+  const bool online =
+      config().online && message_bytes > 0 && pinned_method.load(std::memory_order_relaxed) < 0;
   const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
-  // A process that also receives this kind sends it as its receives settled: a receive's
-  // time spans the peer's send, the transfer and the unpacking, a packed send's only the
-  // first two (MPICH 4.0, a Fortran grid face at 4 MiB: the sender saw packing 5% ahead, its
-  // receiver saw it 50% behind).
-  const auto& receive = type.settled[static_cast<int>(Side::Receive)][static_cast<int>(where)];
-  if (const uint8_t received = receive[bucket].load(std::memory_order_relaxed);
-      side == Side::Send && received)
-    return {static_cast<model::Method>(received - 1), -1};
-  const uint8_t settled =
-      type.settled[static_cast<int>(side)][static_cast<int>(where)][bucket].load(
-          std::memory_order_relaxed);
-  if (settled) return {static_cast<model::Method>(settled - 1), -1};
-  if (!timed) return {prior, -1};
+  // Settled kinds first: trials run only under LOOM_METHOD=auto, so a settled slot implies it.
+  if (online) {
+    // A process that also receives this kind sends it as its receives settled: a receive's
+    // time spans the peer's send, the transfer and the unpacking, a packed send's only the
+    // first two (MPICH 4.0, a Fortran grid face at 4 MiB: the sender saw packing 5% ahead,
+    // its receiver saw it 50% behind).
+    const auto& settled = type.settled[static_cast<int>(where)];
+    const uint8_t received =
+        settled[static_cast<int>(Side::Receive)][bucket].load(std::memory_order_relaxed);
+    if (side == Side::Send && received) return {static_cast<model::Method>(received - 1), -1};
+    if (const uint8_t mine =
+            settled[static_cast<int>(side)][bucket].load(std::memory_order_relaxed))
+      return {static_cast<model::Method>(mine - 1), -1};
+  }
+  const model::Method prior = choose_method(type, message_bytes, where, model::Traffic::OneWay);
+  if (!online || !timed || setting() != Setting::Auto) return {prior, -1};
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   model::MethodTrial& trial =
       type.trials.try_emplace(trial_key(where, side, bucket), prior).first->second;
@@ -173,7 +172,7 @@ void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality w
   trial.record(ticket, seconds);
   const auto decided = trial.decided();
   if (!decided) return;
-  type.settled[static_cast<int>(side)][static_cast<int>(where)][bucket].store(
+  type.settled[static_cast<int>(where)][static_cast<int>(side)][bucket].store(
       static_cast<uint8_t>(1 + static_cast<int>(*decided)), std::memory_order_relaxed);
   const bool kept = *decided == trial.prior();
   count(kept ? Counter::TrialsKept : Counter::TrialsSwitched);

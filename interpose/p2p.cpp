@@ -238,15 +238,23 @@ using BlockingSend = decltype(HostMpi::Send);
 using NonblockingSend = decltype(HostMpi::Isend);
 using PersistentInit = decltype(HostMpi::Send_init);
 
+// A blocking send on its route; `clock` is set for a tried message (see Route::trial).
+int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, const void* buf,
+                  int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (!r) return host_send(buf, count, type, dest, tag, comm);
+  const auto packing = clock ? clock->now() : std::chrono::steady_clock::time_point{};
+  StagingBuffer staging = pack_to_staging(r, buf, count);
+  if (clock) clock->charge_packing_since(packing);
+  return host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
+}
+
 int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int count,
                   MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   const Route r = route(buf, count, type, comm, dest, true, kBlocking, timing);
+  // Untried messages take no clock: the pass-through stays a tail call.
+  if (!r.trial) return send_on_route(host_send, r, nullptr, buf, count, type, dest, tag, comm);
   TrialClock clock(r, Side::Send);
-  if (!r) return host_send(buf, count, type, dest, tag, comm);
-  const auto packing = clock.now();
-  StagingBuffer staging = pack_to_staging(r, buf, count);
-  clock.charge_packing_since(packing);
-  return host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
+  return send_on_route(host_send, r, &clock, buf, count, type, dest, tag, comm);
 }
 
 int nonblocking_send(NonblockingSend host_send, const void* buf, int count, MPI_Datatype type,
@@ -285,6 +293,18 @@ class StatusSlot {
   MPI_Status scratch_;
   MPI_Status* status_;
 };
+
+// A blocking receive on its route.
+int receive_on_route(const Route& r, void* buf, int count, MPI_Datatype type, int source, int tag,
+                     MPI_Comm comm, MPI_Status* status) {
+  if (!r) return host().Recv(buf, count, type, source, tag, comm, status);
+  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StatusSlot slot(status);
+  const int rc = host().Recv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source, tag,
+                             comm, slot.get());
+  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
+  return rc;
+}
 
 }  // namespace
 }  // namespace loom::interpose
@@ -347,14 +367,9 @@ extern "C" int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int
 extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Status* status) {
   const Route r = route(buf, count, type, comm, source, false, kBlocking, Timing::Timed);
+  if (!r.trial) return receive_on_route(r, buf, count, type, source, tag, comm, status);
   const TrialClock clock(r, Side::Receive);
-  if (!r) return host().Recv(buf, count, type, source, tag, comm, status);
-  StagingBuffer staging(static_cast<size_t>(r.bytes));
-  StatusSlot slot(status);
-  const int rc = host().Recv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source, tag,
-                             comm, slot.get());
-  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
-  return rc;
+  return receive_on_route(r, buf, count, type, source, tag, comm, status);
 }
 
 extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
