@@ -2,6 +2,7 @@
 // starts, finishes what the user left in flight and prints LOOM_STATS as MPI finalizes.
 #include "interpose/host.hpp"
 #include "interpose/locality.hpp"
+#include "interpose/method.hpp"
 #include "interpose/requests.hpp"
 #include "interpose/runtime.hpp"
 #include "interpose/shared_exchange.hpp"
@@ -10,15 +11,26 @@
 using loom::interpose::config;
 using loom::interpose::host;
 
+namespace {
+
+// After the host's MPI_Init: the node layout (collective) and the method model.
+void start_loom() {
+  if (config().disabled) return;
+  loom::interpose::init_locality();
+  loom::interpose::preload_method_model();
+}
+
+}  // namespace
+
 extern "C" int MPI_Init(int* argc, char*** argv) {
   const int rc = host().Init(argc, argv);
-  if (rc == MPI_SUCCESS && !config().disabled) loom::interpose::init_locality();
+  if (rc == MPI_SUCCESS) start_loom();
   return rc;
 }
 
 extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int rc = host().Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS && !config().disabled) loom::interpose::init_locality();
+  if (rc == MPI_SUCCESS) start_loom();
   return rc;
 }
 

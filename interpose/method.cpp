@@ -97,6 +97,11 @@ const model::Model& method_model() {
   return loaded;
 }
 
+void preload_method_model() {
+  if (pinned_method.load(std::memory_order_relaxed) < 0 && setting() == Setting::Auto)
+    method_model();
+}
+
 void pin_method(std::optional<model::Method> method) {
   pinned_method.store(method ? static_cast<int>(*method) : -1, std::memory_order_relaxed);
 }

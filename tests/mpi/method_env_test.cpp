@@ -1,8 +1,8 @@
 // The method choice under LOOM_METHOD and LOOM_CACHE_DIR. One process runs one --case, since
 // Loom reads LOOM_METHOD and loads the calibration once per process. Before MPI_Init the test
 // writes the case's calibration file (or a corrupt one, or none) into $LOOM_CACHE_DIR; then it
-// captures stderr while Loom first decides, so it can check that exactly the expected warning
-// was printed, once.
+// captures stderr through MPI_Init and Loom's first decisions, so it can check that exactly the
+// expected warning was printed, once.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -111,22 +111,31 @@ void make_types() {
 }
 
 // Loom decides on first use; every query here runs with stderr going to a file.
-void first_decisions_with_stderr_captured() {
-  const std::string path = calibration_file + ".stderr";
+// Loom reads the calibration in MPI_Init and warns there, or at the first decision: stderr is
+// captured from before MPI_Init until after the first decisions.
+int begin_stderr_capture() {
   std::fflush(stderr);
   const int saved = dup(2);
-  const int file = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  const int file = open((calibration_file + ".stderr").c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
   dup2(file, 2);
   close(file);
-  for (int repeat = 0; repeat < 3; ++repeat)
-    for (MPI_Datatype t : {types.bytes_1, types.bytes_256, types.bytes_4096})
-      for (int same_node : {0, 1}) loom_method_for(t, 1 + repeat, same_node);
+  return saved;
+}
+
+void end_stderr_capture(int saved) {
   std::fflush(stderr);
   dup2(saved, 2);
   close(saved);
+  const std::string path = calibration_file + ".stderr";
   std::ifstream in(path);
   captured.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   std::filesystem::remove(path);
+}
+
+void first_decisions() {
+  for (int repeat = 0; repeat < 3; ++repeat)
+    for (MPI_Datatype t : {types.bytes_1, types.bytes_256, types.bytes_4096})
+      for (int same_node : {0, 1}) loom_method_for(t, 1 + repeat, same_node);
 }
 
 std::vector<std::string> loom_lines() {
@@ -241,8 +250,10 @@ int main(int argc, char** argv) {
   std::filesystem::remove(calibration_file);
   if (the_case->file) std::ofstream(calibration_file) << the_case->file;
 
+  const int saved_stderr = begin_stderr_capture();
   MPI_Init(&argc, &argv);
   make_types();
-  first_decisions_with_stderr_captured();
+  first_decisions();
+  end_stderr_capture(saved_stderr);
   return loom::test::run_tests_and_finalize(&argc, argv);
 }
