@@ -92,30 +92,23 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
   return r;
 }
 
-// Reports a tried message's duration (see Route::trial) when the blocking call returns.
+// Reports a tried message's duration when the blocking call returns. Only tried messages
+// (Route::trial set) get one: a clock read would add to every small message.
 class TrialClock {
  public:
-  TrialClock(const Route& r, Side side) : route_(r), side_(side) {
-    if (route_.trial) start_ = std::chrono::steady_clock::now();
-  }
+  TrialClock(const Route& r, Side side)
+      : route_(r), side_(side), start_(std::chrono::steady_clock::now()) {}
   ~TrialClock() {
-    if (!route_.trial) return;
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
     report_trial(*route_.trial, route_.bytes, route_.where, side_,
                  {route_.plan ? model::Method::Pack : model::Method::Host, route_.trial_slot},
                  took.count() + extra_);
   }
-  // The time, read only for a tried message: a clock read would add to every small message.
-  std::chrono::steady_clock::time_point now() const {
-    return route_.trial ? std::chrono::steady_clock::now()
-                        : std::chrono::steady_clock::time_point{};
-  }
   // A packed send returns before the receiver unpacks, while the host's own send returns once
   // the receiver's engine has the data: the sender charges the pack path its own packing time
   // again, for the receiver's unpacking of the same bytes.
   void charge_packing_since(std::chrono::steady_clock::time_point start) {
-    if (route_.trial)
-      extra_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    extra_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   TrialClock(const TrialClock&) = delete;
   TrialClock& operator=(const TrialClock&) = delete;
@@ -242,7 +235,8 @@ using PersistentInit = decltype(HostMpi::Send_init);
 int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, const void* buf,
                   int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!r) return host_send(buf, count, type, dest, tag, comm);
-  const auto packing = clock ? clock->now() : std::chrono::steady_clock::time_point{};
+  const auto packing =
+      clock ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   StagingBuffer staging = pack_to_staging(r, buf, count);
   if (clock) clock->charge_packing_since(packing);
   return host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
