@@ -150,13 +150,27 @@ BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, mode
     // time spans the peer's send, the transfer and the unpacking, a packed send's only the
     // first two (MPICH 4.0, a Fortran grid face at 4 MiB: the sender saw packing 5% ahead,
     // its receiver saw it 50% behind).
-    const auto& settled = type.settled[static_cast<int>(where)];
+    auto& settled = type.settled[static_cast<int>(where)];
     const uint8_t received =
         settled[static_cast<int>(Side::Receive)][bucket].load(std::memory_order_relaxed);
-    if (side == Side::Send && received) return {static_cast<model::Method>(received - 1), -1};
-    if (const uint8_t mine =
-            settled[static_cast<int>(side)][bucket].load(std::memory_order_relaxed))
-      return {static_cast<model::Method>(mine - 1), -1};
+    const uint8_t mine = settled[static_cast<int>(side)][bucket].load(std::memory_order_relaxed);
+    if (mine)
+      return {static_cast<model::Method>((side == Side::Send && received ? received : mine) - 1),
+              -1};
+    if (side == Side::Send && received) {
+      // The send's own schedule still runs to its end: the peer's receive trial is timing
+      // these messages, and a ping-pong's responder settles its receives one message before
+      // its last scheduled send (MPICH, vec_b64 at 4 MiB: the initiator's last host sample
+      // met a packed reply, and it kept the host against 3x faster packing).
+      std::lock_guard<std::mutex> lock(type.trial_mutex);
+      const auto running = type.trials.find(trial_key(where, side, bucket));
+      if (timed && running != type.trials.end() && running->second.scheduling()) {
+        const model::MethodTrial::Ticket ticket = running->second.next();
+        return {ticket.method, ticket.slot};
+      }
+      settled[static_cast<int>(side)][bucket].store(received, std::memory_order_relaxed);
+      return {static_cast<model::Method>(received - 1), -1};
+    }
   }
   const model::Method prior = choose_method(type, message_bytes, where, model::Traffic::OneWay);
   if (!online || !timed || setting() != Setting::Auto) return {prior, -1};

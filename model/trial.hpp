@@ -56,6 +56,8 @@ class MethodTrial {
   // The duration of the message `ticket` was issued for. Ignored once decided.
   void record(const Ticket& ticket, double seconds);
   std::optional<Method> decided() const { return decided_; }
+  // Whether next() still hands out scheduled messages.
+  bool scheduling() const { return !decided_ && issued_ < kMessages; }
   // The samples, e.g. "host 170 181 175 178 us, pack 241 247 245 250 us" (for LOOM_DEBUG).
   std::string describe() const;
   Method prior() const { return prior_; }
