@@ -145,40 +145,46 @@ BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, mode
       config().online && message_bytes > 0 && pinned_method.load(std::memory_order_relaxed) < 0;
   const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
   // Settled kinds first: trials run only under LOOM_METHOD=auto, so a settled slot implies it.
+  auto& settled = type.settled[static_cast<int>(where)];
+  uint8_t received = 0;
   if (online) {
     // A process that also receives this kind sends it as its receives settled: a receive's
     // time spans the peer's send, the transfer and the unpacking, a packed send's only the
     // first two (MPICH 4.0, a Fortran grid face at 4 MiB: the sender saw packing 5% ahead,
     // its receiver saw it 50% behind).
-    auto& settled = type.settled[static_cast<int>(where)];
-    const uint8_t received =
-        settled[static_cast<int>(Side::Receive)][bucket].load(std::memory_order_relaxed);
+    received = settled[static_cast<int>(Side::Receive)][bucket].load(std::memory_order_relaxed);
     const uint8_t mine = settled[static_cast<int>(side)][bucket].load(std::memory_order_relaxed);
     if (mine)
       return {static_cast<model::Method>((side == Side::Send && received ? received : mine) - 1),
               -1};
-    if (side == Side::Send && received) {
-      // The send's own schedule still runs to its end: the peer's receive trial is timing
-      // these messages, and a ping-pong's responder settles its receives one message before
-      // its last scheduled send (MPICH, vec_b64 at 4 MiB: the initiator's last host sample
-      // met a packed reply, and it kept the host against 3x faster packing).
-      std::lock_guard<std::mutex> lock(type.trial_mutex);
-      const auto running = type.trials.find(trial_key(where, side, bucket));
-      if (timed && running != type.trials.end() && running->second.scheduling()) {
-        const model::MethodTrial::Ticket ticket = running->second.next();
-        return {ticket.method, ticket.slot};
-      }
-      settled[static_cast<int>(side)][bucket].store(received, std::memory_order_relaxed);
+    if (side == Side::Send && received && !timed)
       return {static_cast<model::Method>(received - 1), -1};
-    }
   }
   const model::Method prior = choose_method(type, message_bytes, where, model::Traffic::OneWay);
   if (!online || !timed || setting() != Setting::Auto) return {prior, -1};
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   model::MethodTrial& trial =
       type.trials.try_emplace(trial_key(where, side, bucket), prior).first->second;
-  const model::MethodTrial::Ticket ticket = trial.next();
-  return {ticket.method, ticket.slot};
+  model::MethodTrial::Ticket ticket = trial.next();
+  if (ticket.slot >= 0) return {ticket.method, ticket.slot};
+  // Outside its schedule a send follows this process's receives of the kind, settled or not.
+  // Its own schedule still runs to the end: the peer's receive trial is timing those sends,
+  // and a ping-pong's responder settles its receives one message before its last scheduled
+  // send (MPICH, vec_b64 at 4 MiB: the initiator's last host sample met a packed reply, and
+  // it kept the host's engine against 3x faster packing).
+  if (side == Side::Send) {
+    const auto receiving = type.trials.find(trial_key(where, Side::Receive, bucket));
+    if (received)
+      ticket.method = static_cast<model::Method>(received - 1);
+    else if (receiving != type.trials.end())
+      ticket.method = receiving->second.current();
+  }
+  // Every message issued, a record still out (another thread's): leave the locked path; the
+  // record's verdict, if any, overwrites the slot.
+  if (!trial.scheduling() && !trial.decided())
+    settled[static_cast<int>(side)][bucket].store(
+        static_cast<uint8_t>(1 + static_cast<int>(trial.current())), std::memory_order_relaxed);
+  return {ticket.method, -1};
 }
 
 void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where, Side side,

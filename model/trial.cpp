@@ -14,23 +14,37 @@ static_assert(timed_slots(Method::Host) == MethodTrial::kSamples &&
 
 MethodTrial::Ticket MethodTrial::next() {
   if (decided_) return {*decided_, -1};
-  if (issued_ >= kMessages) return {prior_, -1};  // all issued, some not yet recorded
-  const int slot = issued_++;
-  return {kSchedule[slot].method, slot};
+  if (issued_ >= kSpan) return {current(), -1};  // all issued, some not yet recorded
+  const int message = issued_++;
+  if (message < kMessages) return {kSchedule[message].method, message};
+  if (message >= kSecondRound) return {kSchedule[message - kSecondRound].method, message};
+  return {current(), -1};
 }
 
 void MethodTrial::record(const Ticket& ticket, double seconds) {
-  if (decided_ || ticket.slot < 0 || ticket.slot >= kMessages || !kSchedule[ticket.slot].timed)
-    return;
+  if (decided_ || ticket.slot < 0 || ticket.slot >= kSpan) return;
+  const int round = ticket.slot >= kSecondRound;
+  const int slot = ticket.slot - round * kSecondRound;
+  if (round != round_ || slot >= kMessages || !kSchedule[slot].timed) return;
   samples_[static_cast<int>(ticket.method)].push_back(seconds);
-  const auto& mine = samples_[static_cast<int>(prior_)];
-  const Method other_method = prior_ == Method::Host ? Method::Pack : Method::Host;
+  // Round two defends round one's choice, round one the model's.
+  const Method defended = round == 0 ? prior_ : *first_round_;
+  const auto& mine = samples_[static_cast<int>(defended)];
+  const Method other_method = defended == Method::Host ? Method::Pack : Method::Host;
   const auto& other = samples_[static_cast<int>(other_method)];
   if (static_cast<int>(mine.size()) < kSamples || static_cast<int>(other.size()) < kSamples) return;
   int inversions = 0;  // pairs in which the other method did not win by the margin
   for (double theirs : other)
     for (double ours : mine) inversions += theirs >= kMargin * ours;
-  decided_ = inversions <= kMaxInversions ? other_method : prior_;
+  const Method verdict = inversions <= kMaxInversions ? other_method : defended;
+  if (round == 1) {
+    decided_ = verdict;
+    return;
+  }
+  first_round_ = verdict;
+  first_round_text_ = describe() + " -> " + method_name(verdict);
+  round_ = 1;
+  for (auto& samples : samples_) samples.clear();
 }
 
 std::string MethodTrial::describe() const {
@@ -45,7 +59,7 @@ std::string MethodTrial::describe() const {
     }
     text += " us";
   }
-  return text;
+  return first_round_text_.empty() ? text : first_round_text_ + "; then " + text;
 }
 
 }  // namespace loom::model

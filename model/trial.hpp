@@ -27,6 +27,12 @@ namespace loom::model {
 // yet one slow sample must not block a clear switch either, since the two processes decide
 // alone and a near-miss on one side leaves a mixed route that can be slower than either
 // (MPICH, a Fortran grid face at 4 MiB: 2529 us mixed, 1620-1970 us when both switched).
+//
+// That first round's choice holds until message kSecondRound, when the schedule runs once
+// more, with the first round's choice in place of the model's, and its verdict is final. Host
+// engines warm up over tens of messages: MPICH 4.0's one-way time for a 16 KiB grid face fell
+// from 15 us to 3.2 us over a process's first 50 messages, so a first round there chose
+// packing (5 us) against a host that soon ran at 3.2 us.
 class MethodTrial {
  public:
   struct Slot {
@@ -39,12 +45,14 @@ class MethodTrial {
       {Method::Pack, true},  {Method::Pack, true},  {Method::Host, false}, {Method::Host, false},
       {Method::Host, true},  {Method::Host, true}};
   static constexpr int kMessages = sizeof kSchedule / sizeof kSchedule[0];
-  static constexpr int kSamples = 4;  // timed slots per method
+  static constexpr int kSecondRound = 64;                 // message that starts round two
+  static constexpr int kSpan = kSecondRound + kMessages;  // messages a trial can touch
+  static constexpr int kSamples = 4;                      // timed slots per method and round
   static constexpr double kMargin = 0.9;
   static constexpr int kMaxInversions = 1;
 
-  // One message of the kind: its method, and its place in the schedule (-1 once decided:
-  // nothing to record).
+  // One message of the kind: its method, and its place in the trial, in [0, kSpan) (-1
+  // outside the schedule: nothing to record).
   struct Ticket {
     Method method;
     int slot;
@@ -53,19 +61,27 @@ class MethodTrial {
   explicit MethodTrial(Method prior) : prior_(prior) {}
 
   Ticket next();
-  // The duration of the message `ticket` was issued for. Ignored once decided.
+  // The duration of the message `ticket` was issued for. Ignored once its round is over.
   void record(const Ticket& ticket, double seconds);
+  // The final verdict, after round two.
   std::optional<Method> decided() const { return decided_; }
-  // Whether next() still hands out scheduled messages.
-  bool scheduling() const { return !decided_ && issued_ < kMessages; }
-  // The samples, e.g. "host 170 181 175 178 us, pack 241 247 245 250 us" (for LOOM_DEBUG).
+  // What the kind uses now outside the schedule: the verdict, else round one's, else the
+  // model's.
+  Method current() const { return decided_ ? *decided_ : first_round_ ? *first_round_ : prior_; }
+  // Whether next() may still hand out scheduled messages.
+  bool scheduling() const { return !decided_ && issued_ < kSpan; }
+  // The samples of both rounds, e.g. "host 170 181 175 178 us, pack 241 247 245 250 us ->
+  // host; host 171 ..." (for LOOM_DEBUG).
   std::string describe() const;
   Method prior() const { return prior_; }
 
  private:
   Method prior_;
   int issued_ = 0;
+  int round_ = 0;  // the round whose samples are being taken: 0 or 1
   std::vector<double> samples_[2];
+  std::string first_round_text_;
+  std::optional<Method> first_round_;
   std::optional<Method> decided_;
 };
 

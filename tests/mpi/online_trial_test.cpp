@@ -19,7 +19,7 @@ namespace {
 std::string mode = "online";
 
 constexpr int kInts = 4096;  // packed: 16 KiB, spread over 32 KiB
-constexpr int kRoundTrips = loom::model::MethodTrial::kMessages + 6;
+constexpr int kRoundTrips = loom::model::MethodTrial::kSpan + 6;
 
 int value(int round, int rank, int i) {
   return round * 1000003 + rank * 7919 + i;
@@ -72,24 +72,28 @@ TEST(OnlineTrial, FirstMessagesTryBothMethodsThenSettle) {
   std::string schedule;
   for (const auto& slot : loom::model::MethodTrial::kSchedule)
     schedule += slot.method == loom::model::Method::Host ? 'H' : 'P';
-  const std::string settled = routes.substr(loom::model::MethodTrial::kMessages);
+  using loom::model::MethodTrial;
+  const auto uniform = [](const std::string& part) {
+    return part == std::string(part.size(), 'H') || part == std::string(part.size(), 'P');
+  };
   if (mode == "online") {
-    // Each rank settles its receive kind and its send kind. Rank 1 settles its receives one
-    // message before its last scheduled send, and that send must still follow the schedule:
-    // rank 0's receive trial is timing it.
+    // Each rank settles its receive kind and its send kind, after two rounds of the schedule
+    // with round one's choice between them. Rank 1 settles its receives one message before
+    // its last scheduled send, and that send must still follow the schedule: rank 0's receive
+    // trial is timing it.
     EXPECT_EQ(trials, 2u);
-    EXPECT_EQ(routes.substr(0, schedule.size()), schedule);
-    EXPECT_TRUE(settled == std::string(settled.size(), 'H') ||
-                settled == std::string(settled.size(), 'P'))
+    EXPECT_EQ(routes.substr(0, schedule.size()), schedule) << routes;
+    EXPECT_EQ(routes.substr(MethodTrial::kSecondRound, schedule.size()), schedule) << routes;
+    EXPECT_TRUE(uniform(
+        routes.substr(MethodTrial::kMessages, MethodTrial::kSecondRound - MethodTrial::kMessages)))
         << routes;
+    EXPECT_TRUE(uniform(routes.substr(MethodTrial::kSpan))) << routes;
   } else {
     EXPECT_EQ(trials, 0u);
     if (mode == "pack") {
       EXPECT_EQ(routes, std::string(routes.size(), 'P'));
     } else {  // the model alone: one method throughout
-      EXPECT_TRUE(routes == std::string(routes.size(), 'H') ||
-                  routes == std::string(routes.size(), 'P'))
-          << routes;
+      EXPECT_TRUE(uniform(routes)) << routes;
     }
   }
   MPI_Type_free(&every_other);
