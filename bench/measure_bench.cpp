@@ -446,11 +446,12 @@ void print_summary(const model::Calibration& c, model::Locality where) {
 }
 
 // The speed probe of the calibration that `path` holds now, if it was measured on this
-// machine with this host MPI; 0 otherwise.
+// machine with this host MPI and its transport settings; 0 otherwise.
 double previous_speed_probe(const std::string& path, const model::Calibration& current) {
   std::string why;
   const auto previous = model::load_file(path, &why);
-  if (!previous || previous->machine != current.machine || previous->host_mpi != current.host_mpi)
+  if (!previous || previous->machine != current.machine || previous->host_mpi != current.host_mpi ||
+      previous->host_settings != current.host_settings)
     return 0.0;
   return previous->speed_probe_seconds;
 }
@@ -511,6 +512,7 @@ int run_measure(int argc, char** argv) {
   const Effort& effort = grid.effort;
   model::Calibration c;
   c.host_mpi = interpose::host_mpi_version();
+  c.host_settings = interpose::host_transport_settings();
   c.machine = machine_description();
   c.other_node_measured = !same_node;
   c.exchange_measured = true;

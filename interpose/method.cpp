@@ -13,6 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
+#include <string_view>
+#include <vector>
 
 #include "interpose/runtime.hpp"
 #include "loom/loom.h"
@@ -72,6 +75,17 @@ model::Model load_model() {
                  path.c_str(), why.c_str());
     return model::Model();
   }
+  // Measured under other transport settings (e.g. Open MPI with cross-memory attach, run
+  // without it), the timings are another machine's: the built-in rule is the safer guess.
+  if (const std::string settings = host_transport_settings();
+      calibration->host_settings && *calibration->host_settings != settings) {
+    std::fprintf(stderr,
+                 "loom: ignoring calibration %s: it was measured with host settings '%s', this "
+                 "run has '%s'; using built-in defaults (run `loom-bench measure` with this "
+                 "run's settings to recalibrate)\n",
+                 path.c_str(), calibration->host_settings->c_str(), settings.c_str());
+    return model::Model();
+  }
   const std::string running = host_mpi_version();
   if (calibration->host_mpi != running)
     std::fprintf(stderr,
@@ -125,9 +139,20 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
   const uint8_t cached = slot.load(std::memory_order_relaxed);
   if (cached) return static_cast<model::Method>(cached - 1);
   // Racing threads compute the same answer, so a plain store suffices.
-  const model::Method chosen =
-      method_model().choose(where, type.shape, bucket_bytes(bucket), traffic);
+  const model::Model& model = method_model();
+  const double bytes = bucket_bytes(bucket);
+  const model::Method chosen = model.choose(where, type.shape, bytes, traffic);
   slot.store(static_cast<uint8_t>(1 + static_cast<int>(chosen)), std::memory_order_relaxed);
+  if (config().debug)
+    std::fprintf(
+        stderr,
+        "[loom] pid %d model: %s, %s, %.0f+ bytes, block %.1f B, spread %.1f%s: host "
+        "%.1f us, pack %.1f us -> %s\n",
+        static_cast<int>(getpid()), traffic == model::Traffic::OneWay ? "one-way" : "exchange",
+        model::locality_name(where), bytes, type.shape.mean_block, type.shape.spread,
+        type.shape.nested ? ", nested" : "",
+        model.host_seconds(where, type.shape, bytes, traffic) * 1e6,
+        model.pack_seconds(where, type.shape, bytes, traffic) * 1e6, model::method_name(chosen));
   return chosen;
 }
 
@@ -220,6 +245,32 @@ const char* host_mpi_family() {
 #endif
   }();
   return family;
+}
+
+std::string host_transport_settings() {
+  // Only the running host's own settings: another MPI's variables change nothing here.
+  static constexpr std::string_view kOpenMpi[] = {"OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl",
+                                                  "UCX_", "FI_"};
+  static constexpr std::string_view kMpich[] = {"MPIR_CVAR_", "MPICH_", "UCX_", "FI_"};
+  const bool openmpi = std::strcmp(host_mpi_family(), "openmpi") == 0;
+  const std::span<const std::string_view> prefixes =
+      openmpi ? std::span<const std::string_view>(kOpenMpi)
+              : std::span<const std::string_view>(kMpich);
+  std::vector<std::string> found;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view text(*entry);
+    const std::string_view name = text.substr(0, text.find('='));
+    if (name.find("HOSTNAME") != std::string_view::npos) continue;
+    for (const std::string_view prefix : prefixes)
+      if (name.starts_with(prefix)) {
+        found.emplace_back(text);
+        break;
+      }
+  }
+  std::sort(found.begin(), found.end());
+  std::string joined;
+  for (const std::string& setting : found) joined += (joined.empty() ? "" : " ") + setting;
+  return joined;
 }
 
 std::string host_mpi_version() {

@@ -56,6 +56,12 @@ const char* host_mpi_family();
 // A short name of the running host MPI, e.g. "Open MPI v4.1.4" or "MPICH 4.0.2": what a
 // calibration records in "host_mpi".
 std::string host_mpi_version();
+// The host's transport settings in this process's environment, sorted and space-separated,
+// e.g. "OMPI_MCA_btl_vader_single_copy_mechanism=none": under Open MPI its btl/pml/mtl
+// parameters, under MPICH its MPIR_CVAR_*/MPICH_* (less the host name Hydra sets per
+// process); UCX_* and FI_* under both.
+// What a calibration records in "host_settings".
+std::string host_transport_settings();
 
 // $LOOM_CACHE_DIR/calibration-<family>.json; the directory defaults to
 // $XDG_CACHE_HOME/loom, else $HOME/.cache/loom. Empty when none of them is set.

@@ -347,6 +347,7 @@ std::string to_json(const Calibration& c) {
     }
   }
   if (c.speed_probe_seconds > 0) doc["speed_probe_seconds"] = c.speed_probe_seconds;
+  if (c.host_settings) doc["host_settings"] = *c.host_settings;
   return doc.dump(2) + "\n";
 }
 
@@ -425,6 +426,13 @@ std::optional<Calibration> from_json(const std::string& text, std::string* why) 
       return std::nullopt;
     }
     c.speed_probe_seconds = probe->get<double>();
+  }
+  if (const auto settings = doc.find("host_settings"); settings != doc.end()) {
+    if (!settings->is_string()) {
+      read.fail("host_settings is not a string");
+      return std::nullopt;
+    }
+    c.host_settings = settings->get<std::string>();
   }
   return c;
 }

@@ -104,6 +104,12 @@ struct Calibration {
   // recorded). The next calibration of the same machine and host MPI compares its own
   // against it, to notice that it ran whole while the machine was slow.
   double speed_probe_seconds = 0;
+  // The host MPI's transport settings in the environment while measuring (for example
+  // "OMPI_MCA_btl_vader_single_copy_mechanism=none"; empty: none set). Loom's pack path for
+  // 256-byte blocks at 256 KiB took 26.5 us under Open MPI with cross-memory attach and 13.7 us
+  // without it (same machine, same minute), so timings measured under one setting mislead
+  // under another. nullopt: written before Loom recorded them.
+  std::optional<std::string> host_settings;
 
   bool valid(std::string* why) const;
 };

@@ -38,7 +38,7 @@ struct Case {
 
 // Loom's pack path costs nanoseconds on this node and a whole second across nodes; the
 // host's typed send a millisecond. So: Pack on this node, Host across nodes.
-std::string calibration(const char* host_mpi, int version) {
+std::string calibration(const char* host_mpi, int version, const char* host_settings = nullptr) {
   const char* grid_1ns =
       R"([{"spread": 2, "block_bytes": [1, 4096], "message_bytes": [1024, 1048576],
            "seconds": [[1e-9, 1e-9], [1e-9, 1e-9]]}])";
@@ -59,12 +59,17 @@ std::string calibration(const char* host_mpi, int version) {
       "host_typed_nested": {"same_node": )"
       << grid_1ms << R"(, "other_node": )" << grid_1ms << R"(},
       "loom_packed": {"same_node": )"
-      << grid_1ns << R"(, "other_node": )" << grid_1s << "}}";
+      << grid_1ns << R"(, "other_node": )" << grid_1s << "}";
+  if (host_settings) out << R"(, "host_settings": ")" << host_settings << '"';
+  out << "}";
   return out.str();
 }
 
 const std::string kCalibrated = calibration("Another MPI 0.0", 2);
 const std::string kWrongVersion = calibration("Another MPI 0.0", 99);
+// Measured with a transport setting this run does not have (the test never sets it).
+const std::string kOtherSettings =
+    calibration("Another MPI 0.0", 2, "MPIR_CVAR_LOOM_TEST_ONLY=1 OMPI_MCA_btl=self");
 // The host_mpi Loom records for the running MPI is only known to Loom, so the calibrated
 // case reuses a mismatching file: it warns, and must still be used.
 const Case kCases[] = {
@@ -78,6 +83,8 @@ const Case kCases[] = {
      "; using built-in defaults"},
     {"wrong-version", kWrongVersion.c_str(), Expect::BuiltIn, "version 99 is not supported"},
     {"calibrated", kCalibrated.c_str(), Expect::Calibrated, "was measured with Another MPI 0.0"},
+    {"other-settings", kOtherSettings.c_str(), Expect::BuiltIn,
+     "it was measured with host settings 'MPIR_CVAR_LOOM_TEST_ONLY=1 OMPI_MCA_btl=self'"},
 };
 
 const Case* the_case = nullptr;

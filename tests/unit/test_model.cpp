@@ -521,6 +521,24 @@ TEST(ModelJson, SpeedProbeRoundTripsOrIsAbsent) {
   }
 }
 
+TEST(ModelJson, HostSettingsRoundTripOrAreAbsent) {
+  Calibration c = synthetic(1e-10, 1e-9);
+  std::string why;
+  const auto without = from_json(to_json(c), &why);
+  ASSERT_TRUE(without.has_value()) << why;
+  EXPECT_FALSE(without->host_settings.has_value());  // an older file: unknown, not "none"
+  EXPECT_EQ(nlohmann::json::parse(to_json(c)).count("host_settings"), 0u);
+  for (const std::string settings : {"", "OMPI_MCA_btl_vader_single_copy_mechanism=none"}) {
+    c.host_settings = settings;
+    const auto with = from_json(to_json(c), &why);
+    ASSERT_TRUE(with.has_value()) << why;
+    EXPECT_EQ(with->host_settings, settings);
+  }
+  nlohmann::json doc = nlohmann::json::parse(to_json(c));
+  doc["host_settings"] = 3;
+  expect_rejected(doc.dump(), "host_settings is not a string");
+}
+
 TEST(ModelJson, RejectsWithAReason) {
   expect_rejected("{ \"format\": \"loom-calibration\", ", "not valid JSON");
   expect_rejected("[1, 2]", "the document is not an object");
