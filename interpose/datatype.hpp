@@ -30,10 +30,10 @@ struct TypePlan {
   // Cached method decisions per traffic, locality and log2(message bytes): 0 = not decided
   // yet, otherwise 1 + model::Method.
   mutable std::atomic<uint8_t> decisions[model::kTraffics][model::kLocalities][64] = {};
-  // Online trials of blocking messages (interpose/method.hpp) per locality, side (send,
-  // receive) and log2(message bytes): settled[...] is 0 while trying, otherwise 1 +
-  // model::Method; the trials themselves live under trial_mutex.
-  mutable std::atomic<uint8_t> settled[model::kLocalities][2][64] = {};
+  // Online trials (interpose/method.hpp) per traffic, locality, side (send, receive) and
+  // log2(message bytes): settled[...] is 0 while trying, otherwise 1 + model::Method; the
+  // trials themselves live under trial_mutex.
+  mutable std::atomic<uint8_t> settled[model::kTraffics][model::kLocalities][2][64] = {};
   mutable std::mutex trial_mutex;
   mutable std::map<int, model::MethodTrial> trials;
 };

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -158,19 +159,40 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
 
 namespace {
 
-int trial_key(model::Locality where, Side side, int bucket) {
-  return (static_cast<int>(side) * model::kLocalities + static_cast<int>(where)) * 64 + bucket;
+int trial_key(model::Traffic traffic, model::Locality where, Side side, int bucket) {
+  return ((static_cast<int>(traffic) * 2 + static_cast<int>(side)) * model::kLocalities +
+          static_cast<int>(where)) *
+             64 +
+         bucket;
+}
+
+// After a record: once `trial` has its verdict, the kind settles on it (interpose/datatype.hpp)
+// and the verdict is counted. Called under the type's trial_mutex.
+void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
+                       model::Locality where, Side side, const model::MethodTrial& trial) {
+  const auto decided = trial.decided();
+  if (!decided) return;
+  type.settled[static_cast<int>(traffic)][static_cast<int>(where)][static_cast<int>(side)][bucket]
+      .store(static_cast<uint8_t>(1 + static_cast<int>(*decided)), std::memory_order_relaxed);
+  const bool kept = *decided == trial.prior();
+  count(kept ? Counter::TrialsKept : Counter::TrialsSwitched);
+  if (config().debug)
+    std::fprintf(stderr, "[loom] pid %d trial: %s%s, %s, %lld+ bytes: %s -> %s %s\n",
+                 static_cast<int>(getpid()), traffic == model::Traffic::Exchange ? "exchange " : "",
+                 side == Side::Send ? "send" : "receive", model::locality_name(where),
+                 1LL << (bucket - 1), trial.describe().c_str(), kept ? "kept" : "switched to",
+                 model::method_name(*decided));
 }
 
 }  // namespace
 
-BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, model::Locality where,
-                               Side side, bool timed) {
+OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                           model::Traffic traffic, Side side, bool timed) {
   const bool online =
       config().online && message_bytes > 0 && pinned_method.load(std::memory_order_relaxed) < 0;
   const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
   // Settled kinds first: trials run only under LOOM_METHOD=auto, so a settled slot implies it.
-  auto& settled = type.settled[static_cast<int>(where)];
+  auto& settled = type.settled[static_cast<int>(traffic)][static_cast<int>(where)];
   uint8_t received = 0;
   if (online) {
     // A process that also receives this kind sends it as its receives settled: a receive's
@@ -185,12 +207,21 @@ BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, mode
     if (side == Side::Send && received && !timed)
       return {static_cast<model::Method>(received - 1), -1};
   }
-  const model::Method prior = choose_method(type, message_bytes, where, model::Traffic::OneWay);
+  const model::Method prior = choose_method(type, message_bytes, where, traffic);
   if (!online || !timed || setting() != Setting::Auto) return {prior, -1};
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   model::MethodTrial& trial =
-      type.trials.try_emplace(trial_key(where, side, bucket), prior).first->second;
-  model::MethodTrial::Ticket ticket = trial.next();
+      type.trials.try_emplace(trial_key(traffic, where, side, bucket), prior).first->second;
+  model::MethodTrial::Ticket ticket;
+  if (traffic == model::Traffic::Exchange) {
+    // Timed by the interval to the kind's next post, recorded here (MethodTrial::next_at).
+    const bool was_decided = trial.decided().has_value();
+    ticket = trial.next_at(
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
+    if (!was_decided) settle_if_decided(type, bucket, traffic, where, side, trial);
+  } else {
+    ticket = trial.next();
+  }
   if (ticket.slot >= 0) return {ticket.method, ticket.slot};
   // Outside its schedule a send follows this process's receives of the kind, settled or not.
   // Its own schedule still runs to the end: the peer's receive trial is timing those sends,
@@ -198,7 +229,7 @@ BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, mode
   // send (MPICH, vec_b64 at 4 MiB: the initiator's last host sample met a packed reply, and
   // it kept the host's engine against 3x faster packing).
   if (side == Side::Send) {
-    const auto receiving = type.trials.find(trial_key(where, Side::Receive, bucket));
+    const auto receiving = type.trials.find(trial_key(traffic, where, Side::Receive, bucket));
     if (received)
       ticket.method = static_cast<model::Method>(received - 1);
     else if (receiving != type.trials.end())
@@ -212,25 +243,15 @@ BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, mode
   return {ticket.method, -1};
 }
 
-void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where, Side side,
-                  model::MethodTrial::Ticket ticket, double seconds) {
+void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                  model::Traffic traffic, Side side, model::MethodTrial::Ticket ticket,
+                  double seconds) {
   const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
   std::lock_guard<std::mutex> lock(type.trial_mutex);
-  const auto found = type.trials.find(trial_key(where, side, bucket));
+  const auto found = type.trials.find(trial_key(traffic, where, side, bucket));
   if (found == type.trials.end() || found->second.decided()) return;
-  model::MethodTrial& trial = found->second;
-  trial.record(ticket, seconds);
-  const auto decided = trial.decided();
-  if (!decided) return;
-  type.settled[static_cast<int>(where)][static_cast<int>(side)][bucket].store(
-      static_cast<uint8_t>(1 + static_cast<int>(*decided)), std::memory_order_relaxed);
-  const bool kept = *decided == trial.prior();
-  count(kept ? Counter::TrialsKept : Counter::TrialsSwitched);
-  if (config().debug)
-    std::fprintf(stderr, "[loom] pid %d trial: %s, %s, %lld+ bytes: %s -> %s %s\n",
-                 static_cast<int>(getpid()), side == Side::Send ? "send" : "receive",
-                 model::locality_name(where), 1LL << (bucket - 1), trial.describe().c_str(),
-                 kept ? "kept" : "switched to", model::method_name(*decided));
+  found->second.record(ticket, seconds);
+  settle_if_decided(type, bucket, traffic, where, side, found->second);
 }
 
 const char* host_mpi_family() {

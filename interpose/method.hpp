@@ -20,24 +20,27 @@ namespace loom::interpose {
 model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where,
                             model::Traffic traffic);
 
-// Blocking one-way messages (MPI_Send, MPI_Ssend, MPI_Recv) are also timed: with the model in
-// charge (LOOM_METHOD=auto, nothing pinned) and LOOM_ONLINE not 0, the first messages of each
-// kind (datatype, side, locality, size bucket) try both methods (model/trial.hpp) and the
-// kind then settles on the faster, which is the model's choice unless the other method was
-// consistently faster. Sends of a kind the process also receives follow the receives'
-// decision once it is made. `trial_slot` >= 0: this message's duration must go to
-// report_trial. An
-// untimed blocking call (`timed` false: a buffered or ready send, a matched receive) takes the
-// settled method, or the model's while the kind is still being tried.
+// Messages whose duration measures them are also timed: blocking one-way messages
+// (MPI_Send, MPI_Ssend, MPI_Recv) from call to return, and exchange messages (MPI_Isend,
+// MPI_Issend, MPI_Irecv) from post to the completion Loom sees. With the model in charge
+// (LOOM_METHOD=auto, nothing pinned) and LOOM_ONLINE not 0, the first messages of each kind
+// (datatype, traffic, side, locality, size bucket) try both methods (model/trial.hpp) and
+// the kind then settles on the faster, which is the model's choice unless the other method
+// was consistently faster. Outside their own schedule, sends of a kind the process also
+// receives follow the receives' decision. `trial_slot` >= 0: this message's duration must go
+// to report_trial. An untimed call (`timed` false: a buffered or ready send, a matched
+// receive, a persistent or send-receive call) takes the settled method, or the model's while
+// the kind is still being tried.
 enum class Side : uint8_t { Send, Receive };
-struct BlockingChoice {
+struct OnlineChoice {
   model::Method method;
   int trial_slot;  // >= 0: this message's place in the kind's trial, to report
 };
-BlockingChoice choose_blocking(const TypePlan& type, int64_t message_bytes, model::Locality where,
-                               Side side, bool timed);
-void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where, Side side,
-                  model::MethodTrial::Ticket ticket, double seconds);
+OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                           model::Traffic traffic, Side side, bool timed);
+void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                  model::Traffic traffic, Side side, model::MethodTrial::Ticket ticket,
+                  double seconds);
 
 // Pins every choice of this process to `method` (nullopt: back to LOOM_METHOD and the
 // model). `loom-bench measure` times Loom's own pack path with it; it takes precedence

@@ -32,7 +32,7 @@ struct Route {
   const TypePlan* plan = nullptr;
   int64_t bytes = 0;
   // A blocking message of a kind whose method is still being tried (method.hpp,
-  // choose_blocking): the call's duration is reported, whichever way it travels.
+  // choose_online): the call's duration is reported, whichever way it travels.
   const TypePlan* trial = nullptr;
   int trial_slot = -1;
   model::Locality where = model::Locality::SameNode;
@@ -43,9 +43,11 @@ struct Route {
 // exchanges, where the peer is taken to send at the same time (model/model.hpp, Traffic).
 constexpr model::Traffic kBlocking = model::Traffic::OneWay;
 constexpr model::Traffic kOverlapping = model::Traffic::Exchange;
-// MPI_Send, MPI_Ssend and MPI_Recv: blocking and timed from call to return, so their
-// durations can check the model online. Buffered and ready sends return before the
-// message is delivered, so they follow the kind's settled choice without adding to it.
+// Timed messages check the model online (method.hpp, choose_online): MPI_Send, MPI_Ssend
+// and MPI_Recv by their call's duration, MPI_Isend, MPI_Issend and MPI_Irecv by the interval
+// between posts of the kind. Buffered and ready sends return before the message is
+// delivered, and persistent, matched and send-receive calls mix other work into their
+// time, so they follow the kind's settled choice without adding to it.
 enum class Timing : bool { Untimed, Timed };
 
 // Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
@@ -71,20 +73,15 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
   }
   Route r;
   r.where = locality(comm, peer);
-  model::Method method;
-  if (traffic == kBlocking) {
-    const BlockingChoice choice = choose_blocking(
-        *plan, bytes, r.where, send ? Side::Send : Side::Receive, timing == Timing::Timed);
-    method = choice.method;
-    if (choice.trial_slot >= 0) {
-      r.trial = plan;
-      r.trial_slot = choice.trial_slot;
-    }
-  } else {
-    method = choose_method(*plan, bytes, r.where, traffic);
+  const OnlineChoice choice = choose_online(
+      *plan, bytes, r.where, traffic, send ? Side::Send : Side::Receive, timing == Timing::Timed);
+  // Exchange messages are timed inside choose_online; blocking ones by TrialClock.
+  if (choice.trial_slot >= 0 && traffic == kBlocking) {
+    r.trial = plan;
+    r.trial_slot = choice.trial_slot;
   }
   r.bytes = bytes;
-  if (method != model::Method::Pack) {
+  if (choice.method != model::Method::Pack) {
     count(send ? Counter::SendHost : Counter::RecvHost);
     return r;
   }
@@ -100,7 +97,7 @@ class TrialClock {
       : route_(r), side_(side), start_(std::chrono::steady_clock::now()) {}
   ~TrialClock() {
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
-    report_trial(*route_.trial, route_.bytes, route_.where, side_,
+    report_trial(*route_.trial, route_.bytes, route_.where, kBlocking, side_,
                  {route_.plan ? model::Method::Pack : model::Method::Host, route_.trial_slot},
                  took.count() + extra_);
   }
@@ -251,9 +248,9 @@ int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int co
   return send_on_route(host_send, r, &clock, buf, count, type, dest, tag, comm);
 }
 
-int nonblocking_send(NonblockingSend host_send, const void* buf, int count, MPI_Datatype type,
-                     int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
+int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, int count,
+                     MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  const Route r = route(buf, count, type, comm, dest, true, kOverlapping, timing);
   if (!r || !request) return host_send(buf, count, type, dest, tag, comm, request);
   StagingBuffer staging = pack_to_staging(r, buf, count);
   const int rc =
@@ -326,19 +323,21 @@ extern "C" int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest
 
 extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm, MPI_Request* request) {
-  return nonblocking_send(host().Isend, buf, count, type, dest, tag, comm, request);
+  return nonblocking_send(host().Isend, Timing::Timed, buf, count, type, dest, tag, comm, request);
 }
 extern "C" int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
-  return nonblocking_send(host().Issend, buf, count, type, dest, tag, comm, request);
+  return nonblocking_send(host().Issend, Timing::Timed, buf, count, type, dest, tag, comm, request);
 }
 extern "C" int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
-  return nonblocking_send(host().Irsend, buf, count, type, dest, tag, comm, request);
+  return nonblocking_send(host().Irsend, Timing::Untimed, buf, count, type, dest, tag, comm,
+                          request);
 }
 extern "C" int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
-  return nonblocking_send(host().Ibsend, buf, count, type, dest, tag, comm, request);
+  return nonblocking_send(host().Ibsend, Timing::Untimed, buf, count, type, dest, tag, comm,
+                          request);
 }
 
 extern "C" int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
@@ -368,7 +367,7 @@ extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int
 
 extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
                          MPI_Comm comm, MPI_Request* request) {
-  const Route r = route(buf, count, type, comm, source, false, kOverlapping);
+  const Route r = route(buf, count, type, comm, source, false, kOverlapping, Timing::Timed);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Irecv(buf, count, type, source, tag, comm, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes));

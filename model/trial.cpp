@@ -21,6 +21,13 @@ MethodTrial::Ticket MethodTrial::next() {
   return {current(), -1};
 }
 
+MethodTrial::Ticket MethodTrial::next_at(double now_seconds) {
+  if (posted_.slot >= 0) record(posted_, now_seconds - posted_at_);
+  posted_ = next();
+  posted_at_ = now_seconds;
+  return posted_;
+}
+
 void MethodTrial::record(const Ticket& ticket, double seconds) {
   if (decided_ || ticket.slot < 0 || ticket.slot >= kSpan) return;
   const int round = ticket.slot >= kSecondRound;

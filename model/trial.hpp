@@ -63,6 +63,10 @@ class MethodTrial {
   Ticket next();
   // The duration of the message `ticket` was issued for. Ignored once its round is over.
   void record(const Ticket& ticket, double seconds);
+  // For exchange traffic, where a call's duration does not measure its message: a message's
+  // duration is the interval from its post to the next post of the kind, one iteration of the
+  // program's exchange loop. Records the previous message's interval, then issues this one.
+  Ticket next_at(double now_seconds);
   // The final verdict, after round two.
   std::optional<Method> decided() const { return decided_; }
   // What the kind uses now outside the schedule: the verdict, else round one's, else the
@@ -83,6 +87,8 @@ class MethodTrial {
   std::string first_round_text_;
   std::optional<Method> first_round_;
   std::optional<Method> decided_;
+  Ticket posted_{Method::Host, -1};  // next_at: the previous message, timed until the next post
+  double posted_at_ = 0;
 };
 
 }  // namespace loom::model

@@ -73,10 +73,12 @@ if [[ $quick == 0 ]] && ! grep -qs '"version": 2,' "$calibration"; then
 fi
 
 if [[ $quick == 1 ]]; then
-  app_args=(-n 48 -i 10)
+  app_args=(-n 48 -i 100)
   halo_args=(--quick)
 else
-  app_args=(-n 96 -i 20)
+  # 100 time steps: Loom's online trials take a kind's first 78 exchanges (docs/model.md),
+  # and a short run would time little else.
+  app_args=(-n 96 -i 100)
   halo_args=()
 fi
 

@@ -1,8 +1,9 @@
-// Online trials of blocking point-to-point messages (docs/model.md, "Online trials"): the
-// first messages of a kind try the host's engine, then Loom's packing, then the host again,
+// Online trials of point-to-point messages (docs/model.md, "Online trials"): the first
+// messages of a kind try the host's engine, then Loom's packing, then the host again, twice,
 // and the kind then settles on one method; every message arrives intact meanwhile. Two ranks
-// ping-pong one vector type; --mode says what the environment asks for: `online` (the default),
-// `off` (LOOM_ONLINE=0) or `pack` (LOOM_METHOD=pack: nothing to try).
+// ping-pong one vector type with blocking calls, then exchange another with MPI_Isend and
+// MPI_Irecv; --mode says what the environment asks for: `online` (the default), `off`
+// (LOOM_ONLINE=0) or `pack` (LOOM_METHOD=pack: nothing to try).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -23,6 +24,39 @@ constexpr int kRoundTrips = loom::model::MethodTrial::kSpan + 6;
 
 int value(int round, int rank, int i) {
   return round * 1000003 + rank * 7919 + i;
+}
+
+uint64_t trials_since(const loom_stats& start) {
+  loom_stats end;
+  loom_get_stats(&end);
+  return end.trials_kept - start.trials_kept + end.trials_switched - start.trials_switched;
+}
+
+bool uniform(const std::string& routes) {
+  return routes == std::string(routes.size(), 'H') || routes == std::string(routes.size(), 'P');
+}
+
+// `routes` (one H or P per send of a kind, all of a run's) against what --mode asks for. With
+// trials, both kinds of the traffic (send and receive) settle, after two rounds of the
+// schedule with round one's choice between them.
+void check_routes(const std::string& routes, uint64_t trials) {
+  using loom::model::MethodTrial;
+  if (mode != "online") {
+    EXPECT_EQ(trials, 0u);
+    EXPECT_TRUE(mode == "pack" ? routes == std::string(routes.size(), 'P') : uniform(routes))
+        << routes;
+    return;
+  }
+  std::string schedule;
+  for (const auto& slot : MethodTrial::kSchedule)
+    schedule += slot.method == loom::model::Method::Host ? 'H' : 'P';
+  EXPECT_EQ(trials, 2u);
+  EXPECT_EQ(routes.substr(0, schedule.size()), schedule) << routes;
+  EXPECT_EQ(routes.substr(MethodTrial::kSecondRound, schedule.size()), schedule) << routes;
+  EXPECT_TRUE(uniform(
+      routes.substr(MethodTrial::kMessages, MethodTrial::kSecondRound - MethodTrial::kMessages)))
+      << routes;
+  EXPECT_TRUE(uniform(routes.substr(MethodTrial::kSpan))) << routes;
 }
 
 TEST(OnlineTrial, FirstMessagesTryBothMethodsThenSettle) {
@@ -62,41 +96,51 @@ TEST(OnlineTrial, FirstMessagesTryBothMethodsThenSettle) {
     for (int i = 0; i < 2 * kInts; ++i) wrong += in[i] != (i % 2 == 0 ? value(round, peer, i) : -1);
     ASSERT_EQ(wrong, 0) << "round " << round << " rank " << rank;
   }
-  loom_stats end;
-  loom_get_stats(&end);
-  const uint64_t trials =
-      end.trials_kept - start.trials_kept + end.trials_switched - start.trials_switched;
   std::string routes;
   for (int p : packed_sends) routes += p ? 'P' : 'H';
   std::printf("rank %d sends (H host, P packed): %s\n", rank, routes.c_str());
-  std::string schedule;
-  for (const auto& slot : loom::model::MethodTrial::kSchedule)
-    schedule += slot.method == loom::model::Method::Host ? 'H' : 'P';
-  using loom::model::MethodTrial;
-  const auto uniform = [](const std::string& part) {
-    return part == std::string(part.size(), 'H') || part == std::string(part.size(), 'P');
-  };
-  if (mode == "online") {
-    // Each rank settles its receive kind and its send kind, after two rounds of the schedule
-    // with round one's choice between them. Rank 1 settles its receives one message before
-    // its last scheduled send, and that send must still follow the schedule: rank 0's receive
-    // trial is timing it.
-    EXPECT_EQ(trials, 2u);
-    EXPECT_EQ(routes.substr(0, schedule.size()), schedule) << routes;
-    EXPECT_EQ(routes.substr(MethodTrial::kSecondRound, schedule.size()), schedule) << routes;
-    EXPECT_TRUE(uniform(
-        routes.substr(MethodTrial::kMessages, MethodTrial::kSecondRound - MethodTrial::kMessages)))
-        << routes;
-    EXPECT_TRUE(uniform(routes.substr(MethodTrial::kSpan))) << routes;
-  } else {
-    EXPECT_EQ(trials, 0u);
-    if (mode == "pack") {
-      EXPECT_EQ(routes, std::string(routes.size(), 'P'));
-    } else {  // the model alone: one method throughout
-      EXPECT_TRUE(uniform(routes)) << routes;
-    }
-  }
+  // Rank 1 settles its receives one message before its last scheduled send, and that send
+  // must still follow the schedule: rank 0's receive trial is timing it.
+  check_routes(routes, trials_since(start));
   MPI_Type_free(&every_other);
+}
+
+// Exchange traffic (MPI_Isend/MPI_Irecv): the same schedule, each message timed by the interval
+// to the next post of its kind. Both ranks post a receive and a send per round and wait for
+// both, as a halo exchange does.
+TEST(OnlineTrial, ExchangesTryBothMethodsThenSettle) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Datatype every_third;
+  ASSERT_EQ(MPI_Type_vector(kInts, 1, 3, MPI_INT, &every_third), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&every_third), MPI_SUCCESS);
+  std::vector<int> out(3 * kInts), in(3 * kInts);
+  const int peer = 1 - rank;
+  std::string routes;  // per round: how this rank's send went, H host or P packed
+  loom_stats start;
+  loom_get_stats(&start);
+  for (int round = 0; round < kRoundTrips; ++round) {
+    for (int i = 0; i < 3 * kInts; ++i) out[i] = value(round, rank, i);
+    std::fill(in.begin(), in.end(), -1);
+    MPI_Request requests[2];
+    ASSERT_EQ(MPI_Irecv(in.data(), 1, every_third, peer, round, MPI_COMM_WORLD, &requests[0]),
+              MPI_SUCCESS);
+    loom_stats before, after;
+    loom_get_stats(&before);
+    ASSERT_EQ(MPI_Isend(out.data(), 1, every_third, peer, round, MPI_COMM_WORLD, &requests[1]),
+              MPI_SUCCESS);
+    loom_get_stats(&after);
+    ASSERT_EQ(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    EXPECT_EQ(after.send_packed - before.send_packed + after.send_host - before.send_host, 1u);
+    routes += after.send_packed > before.send_packed ? 'P' : 'H';
+    int wrong = 0;
+    for (int i = 0; i < 3 * kInts; ++i) wrong += in[i] != (i % 3 == 0 ? value(round, peer, i) : -1);
+    ASSERT_EQ(wrong, 0) << "round " << round << " rank " << rank;
+  }
+  std::printf("rank %d exchange sends (H host, P packed): %s\n", rank, routes.c_str());
+  // Each kind settles at its 79th post, when round two's last interval closes.
+  check_routes(routes, trials_since(start));
+  MPI_Type_free(&every_third);
 }
 
 }  // namespace

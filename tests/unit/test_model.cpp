@@ -198,6 +198,31 @@ TEST(MethodTrial, TheSecondRoundDefendsTheFirstRoundsChoice) {
   EXPECT_EQ(near_tie.decided(), Method::Pack);
 }
 
+// Exchange traffic: a message's sample is the interval from its post to the kind's next post.
+TEST(MethodTrial, ExchangesAreTimedByTheIntervalToTheNextPost) {
+  MethodTrial trial(Method::Host);
+  double now = 100.0;
+  std::string issued;
+  for (int i = 0; i < MethodTrial::kSpan; ++i) {
+    const MethodTrial::Ticket ticket = trial.next_at(now);
+    issued += ticket.method == Method::Host ? 'H' : 'P';
+    now += ticket.method == Method::Host ? 3e-3 : 1e-3;  // one iteration of the loop
+  }
+  EXPECT_EQ(issued.substr(0, MethodTrial::kMessages), "HHHHPPPPPPHHHH");
+  EXPECT_EQ(issued.substr(MethodTrial::kSecondRound), "HHHHPPPPPPHHHH");
+  // Round one switched to packing for the messages between the rounds.
+  EXPECT_EQ(issued.substr(MethodTrial::kMessages, 1), "P");
+  // The last message's interval ends at the next post.
+  EXPECT_FALSE(trial.decided().has_value());
+  const MethodTrial::Ticket after = trial.next_at(now);
+  EXPECT_EQ(trial.decided(), Method::Pack);
+  EXPECT_EQ(after.method, Method::Pack);
+  EXPECT_EQ(after.slot, -1);
+  EXPECT_NE(trial.describe().find("host 3000.0 3000.0 3000.0 3000.0 us, pack 1000.0"),
+            std::string::npos)
+      << trial.describe();
+}
+
 TEST(MethodTrial, TheDecisionSticksAndLateRecordsAreIgnored) {
   MethodTrial trial(Method::Host);
   run_trial(trial, {3e-3, 3e-3, 3e-3, 3e-3}, {1e-3, 1e-3, 1e-3, 1e-3});
