@@ -130,12 +130,15 @@ std::string run_trial(MethodTrial& trial, const std::vector<double>& host_times,
 }
 
 TEST(MethodTrial, TriesHostPackHostTwiceWhateverThePrior) {
-  const std::string schedule = "HHHHPPPPPPHHHH";
+  const std::string schedule = "HHHHHPPPPPPPHHHHH";
   for (Method prior : {Method::Host, Method::Pack}) {
     MethodTrial trial(prior);
-    const std::string gap(MethodTrial::kSecondRound - MethodTrial::kMessages,
-                          prior == Method::Host ? 'H' : 'P');
-    EXPECT_EQ(run_trial(trial, {1, 1, 1, 1}, {1, 1, 1, 1}), schedule + gap + schedule);
+    const char kept = prior == Method::Host ? 'H' : 'P';
+    const std::string gap(MethodTrial::kSecondRound - MethodTrial::kMessages, kept);
+    // Round two's verdict comes with its last timed message, so its untimed last message
+    // already takes the verdict.
+    EXPECT_EQ(run_trial(trial, {1, 1, 1, 1}, {1, 1, 1, 1}),
+              schedule + gap + schedule.substr(0, schedule.size() - 1) + kept);
     ASSERT_TRUE(trial.decided().has_value());
     EXPECT_EQ(*trial.decided(), prior);  // equal times: the model's choice stands
     EXPECT_FALSE(trial.scheduling());
@@ -203,16 +206,16 @@ TEST(MethodTrial, ExchangesAreTimedByTheIntervalToTheNextPost) {
   MethodTrial trial(Method::Host);
   double now = 100.0;
   std::string issued;
-  for (int i = 0; i < MethodTrial::kSpan; ++i) {
+  // Up to round two's last timed message: its interval ends at the next post.
+  for (int i = 0; i + 1 < MethodTrial::kSpan; ++i) {
     const MethodTrial::Ticket ticket = trial.next_at(now);
     issued += ticket.method == Method::Host ? 'H' : 'P';
     now += ticket.method == Method::Host ? 3e-3 : 1e-3;  // one iteration of the loop
   }
-  EXPECT_EQ(issued.substr(0, MethodTrial::kMessages), "HHHHPPPPPPHHHH");
-  EXPECT_EQ(issued.substr(MethodTrial::kSecondRound), "HHHHPPPPPPHHHH");
+  EXPECT_EQ(issued.substr(0, MethodTrial::kMessages), "HHHHHPPPPPPPHHHHH");
+  EXPECT_EQ(issued.substr(MethodTrial::kSecondRound), "HHHHHPPPPPPPHHHH");
   // Round one switched to packing for the messages between the rounds.
   EXPECT_EQ(issued.substr(MethodTrial::kMessages, 1), "P");
-  // The last message's interval ends at the next post.
   EXPECT_FALSE(trial.decided().has_value());
   const MethodTrial::Ticket after = trial.next_at(now);
   EXPECT_EQ(trial.decided(), Method::Pack);
@@ -234,22 +237,26 @@ TEST(MethodTrial, TheDecisionSticksAndLateRecordsAreIgnored) {
     trial.record({Method::Host, MethodTrial::kSecondRound + 2}, 1e-9);  // ignored once decided
   }
   EXPECT_EQ(trial.decided(), Method::Pack);
-  // Every slot issued but the last not yet recorded (another thread's message in flight):
-  // undecided, and further messages take round one's choice without a slot. A record of round
-  // one arriving in round two counts for nothing.
+  // Every slot issued but the last timed one not yet recorded (another thread's message in
+  // flight): undecided, and further messages take round one's choice without a slot. A record
+  // of round one arriving in round two counts for nothing.
   MethodTrial pending(Method::Pack);
   std::string issued;
   run_round(pending, {1, 1, 1, 1}, {1, 1, 1, 1}, &issued);
   run_gap(pending, &issued);
   std::vector<MethodTrial::Ticket> tickets;
   for (int i = 0; i < MethodTrial::kMessages; ++i) tickets.push_back(pending.next());
-  for (int i = 0; i + 1 < MethodTrial::kMessages; ++i) pending.record(tickets[i], 1.0);
+  int last_timed = 0;
+  for (int i = 0; i < MethodTrial::kMessages; ++i)
+    if (MethodTrial::kSchedule[i].timed) last_timed = i;
+  for (int i = 0; i < MethodTrial::kMessages; ++i)
+    if (i != last_timed) pending.record(tickets[i], 1.0);
   pending.record({Method::Host, 2}, 1e-9);
   EXPECT_FALSE(pending.decided().has_value());
   EXPECT_FALSE(pending.scheduling());
   EXPECT_EQ(pending.next().method, Method::Pack);
   EXPECT_EQ(pending.next().slot, -1);
-  pending.record(tickets.back(), 1.0);
+  pending.record(tickets[last_timed], 1.0);
   EXPECT_EQ(pending.decided(), Method::Pack);
 }
 
