@@ -222,7 +222,9 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
   } else {
     ticket = trial.next();
   }
-  if (ticket.slot >= 0) return {ticket.method, ticket.slot};
+  // An exchange message's sample was recorded above: nothing for the caller to report.
+  if (ticket.slot >= 0)
+    return {ticket.method, traffic == model::Traffic::Exchange ? -1 : ticket.slot};
   // Outside its schedule a send follows this process's receives of the kind, settled or not.
   // Its own schedule still runs to the end: the peer's receive trial is timing those sends,
   // and a ping-pong's responder settles its receives one message before its last scheduled

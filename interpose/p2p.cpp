@@ -75,8 +75,7 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
   r.where = locality(comm, peer);
   const OnlineChoice choice = choose_online(
       *plan, bytes, r.where, traffic, send ? Side::Send : Side::Receive, timing == Timing::Timed);
-  // Exchange messages are timed inside choose_online; blocking ones by TrialClock.
-  if (choice.trial_slot >= 0 && traffic == kBlocking) {
+  if (choice.trial_slot >= 0) {
     r.trial = plan;
     r.trial_slot = choice.trial_slot;
   }
