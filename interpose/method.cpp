@@ -223,20 +223,29 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
     ticket = trial.next();
   }
   // An exchange message's sample was recorded above: nothing for the caller to report.
-  if (ticket.slot >= 0)
-    return {ticket.method, traffic == model::Traffic::Exchange ? -1 : ticket.slot};
-  // Outside its schedule a send follows this process's receives of the kind, settled or not.
-  // Its own schedule still runs to the end: the peer's receive trial is timing those sends,
-  // and a ping-pong's responder settles its receives one message before its last scheduled
-  // send (MPICH, vec_b64 at 4 MiB: the initiator's last host sample met a packed reply, and
-  // it kept the host's engine against 3x faster packing).
+  const int report_slot = traffic == model::Traffic::Exchange ? -1 : ticket.slot;
+  if (ticket.slot >= 0 && !ticket.as_is) return {ticket.method, report_slot};
+  // Outside its schedule, and in the slots that try the kind as it runs, a send follows this
+  // process's receives of the kind, settled or not. Its own schedule still runs to the end: the
+  // peer's receive trial is timing those sends, and a ping-pong's responder settles its
+  // receives one message before its last scheduled send (MPICH, vec_b64 at 4 MiB: the
+  // initiator's last host sample met a packed reply, and it kept the host's engine against 3x
+  // faster packing).
+  // In those slots it follows the method their round defends, as the peer's receive trial
+  // expects of the kind as it runs.
   if (side == Side::Send) {
     const auto receiving = type.trials.find(trial_key(traffic, where, Side::Receive, bucket));
+    const bool has_receiving = receiving != type.trials.end();
+    if (ticket.slot >= 0) {
+      if (has_receiving) ticket.method = receiving->second.defended();
+      return {ticket.method, report_slot};
+    }
     if (received)
       ticket.method = static_cast<model::Method>(received - 1);
-    else if (receiving != type.trials.end())
+    else if (has_receiving)
       ticket.method = receiving->second.current();
   }
+  if (ticket.slot >= 0) return {ticket.method, report_slot};
   // Every message issued, a record still out (another thread's): leave the locked path; the
   // record's verdict, if any, overwrites the slot.
   if (!trial.scheduling() && !trial.decided())

@@ -1,24 +1,57 @@
 #include "model/trial.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace loom::model {
 
-constexpr int timed_slots(Method method) {
+constexpr int timed_slots(MethodTrial::Config config) {
   int n = 0;
-  for (const auto& slot : MethodTrial::kSchedule) n += slot.timed && slot.method == method;
+  for (const auto& slot : MethodTrial::kSchedule) n += slot.timed && slot.config == config;
   return n;
 }
-static_assert(timed_slots(Method::Host) == MethodTrial::kSamples &&
-              timed_slots(Method::Pack) == MethodTrial::kSamples);
+static_assert(timed_slots(MethodTrial::Config::Current) == MethodTrial::kSamples &&
+              timed_slots(MethodTrial::Config::Host) == MethodTrial::kSamples &&
+              timed_slots(MethodTrial::Config::Pack) == MethodTrial::kSamples);
+
+namespace {
+
+// Whether `challenger` beats `incumbent` by the margin in all but kMaxInversions pairs.
+bool beats(const std::vector<double>& challenger, const std::vector<double>& incumbent) {
+  int inversions = 0;  // pairs in which the challenger did not win by the margin
+  for (double theirs : challenger)
+    for (double ours : incumbent) inversions += theirs >= MethodTrial::kMargin * ours;
+  return inversions <= MethodTrial::kMaxInversions;
+}
+
+double median(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  return n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+}
+
+}  // namespace
+
+Method MethodTrial::method_for(Config config) const {
+  switch (config) {
+    case Config::Host:
+      return Method::Host;
+    case Config::Pack:
+      return Method::Pack;
+    case Config::Current:
+      break;
+  }
+  return defended();
+}
 
 MethodTrial::Ticket MethodTrial::next() {
   if (decided_) return {*decided_, -1};
   if (issued_ >= kSpan) return {current(), -1};  // all issued, some not yet recorded
   const int message = issued_++;
-  if (message < kMessages) return {kSchedule[message].method, message};
-  if (message >= kSecondRound) return {kSchedule[message - kSecondRound].method, message};
-  return {current(), -1};
+  const int slot = message < kMessages ? message : message - kSecondRound;
+  if (slot < 0) return {current(), -1};  // between the rounds
+  const Config config = kSchedule[slot].config;
+  return {method_for(config), message, config == Config::Current};
 }
 
 MethodTrial::Ticket MethodTrial::next_at(double now_seconds) {
@@ -33,17 +66,22 @@ void MethodTrial::record(const Ticket& ticket, double seconds) {
   const int round = ticket.slot >= kSecondRound;
   const int slot = ticket.slot - round * kSecondRound;
   if (round != round_ || slot >= kMessages || !kSchedule[slot].timed) return;
-  samples_[static_cast<int>(ticket.method)].push_back(seconds);
+  samples_[static_cast<int>(kSchedule[slot].config)].push_back(seconds);
+  for (const auto& samples : samples_)
+    if (static_cast<int>(samples.size()) < kSamples) return;
   // Round two defends round one's choice, round one the model's.
-  const Method defended = round == 0 ? prior_ : *first_round_;
-  const auto& mine = samples_[static_cast<int>(defended)];
-  const Method other_method = defended == Method::Host ? Method::Pack : Method::Host;
-  const auto& other = samples_[static_cast<int>(other_method)];
-  if (static_cast<int>(mine.size()) < kSamples || static_cast<int>(other.size()) < kSamples) return;
-  int inversions = 0;  // pairs in which the other method did not win by the margin
-  for (double theirs : other)
-    for (double ours : mine) inversions += theirs >= kMargin * ours;
-  const Method verdict = inversions <= kMaxInversions ? other_method : defended;
+  const Method defended = this->defended();
+  const auto& mine = samples_[static_cast<int>(Config::Current)];
+  const auto& host = samples_[static_cast<int>(Config::Host)];
+  const auto& pack = samples_[static_cast<int>(Config::Pack)];
+  const bool host_wins = beats(host, mine), pack_wins = beats(pack, mine);
+  Method verdict = defended;
+  if (host_wins && pack_wins)
+    verdict = median(host) <= median(pack) ? Method::Host : Method::Pack;
+  else if (host_wins)
+    verdict = Method::Host;
+  else if (pack_wins)
+    verdict = Method::Pack;
   if (round == 1) {
     decided_ = verdict;
     return;
@@ -56,10 +94,11 @@ void MethodTrial::record(const Ticket& ticket, double seconds) {
 
 std::string MethodTrial::describe() const {
   std::string text;
-  for (Method m : {Method::Host, Method::Pack}) {
+  for (Config config : {Config::Current, Config::Host, Config::Pack}) {
     text += text.empty() ? "" : ", ";
-    text += method_name(m);
-    for (double seconds : samples_[static_cast<int>(m)]) {
+    text += config == Config::Current ? std::string("as is (") + method_name(defended()) + ")"
+                                      : std::string(method_name(method_for(config)));
+    for (double seconds : samples_[static_cast<int>(config)]) {
       char number[32];
       std::snprintf(number, sizeof number, " %.1f", seconds * 1e6);
       text += number;

@@ -13,20 +13,27 @@
 
 namespace loom::model {
 
-// The first kMessages messages of the kind try the host, then Loom's packing, then the host
-// again (kSchedule: blocks of 5, 7 and 5 messages), in that order whatever the model chose, so that
-// two processes exchanging such messages try the same method on the same message. Blocks rather
-// than alternation: in a ping-pong a receive also waits for the peer to finish the previous
-// message, and alternating methods would mix both in every sample. Host samples come both before
-// and after the packed ones, so that a drift (a kind's first messages run colder) favours neither
-// method. The first two messages after each switch warm up (staging buffers, caches, the switch)
-// and are not timed. Once all samples are in, the model's choice stands unless the other method's
-// samples beat its samples by kMargin in all but at most kMaxInversions of the 16 pairs (a
-// one-sided rank-sum test: with equal odds, noise passes it about one time in 35). A receive
+// The first kMessages messages of the kind run kSchedule: the kind's current method (the
+// model's choice), then the host, then Loom's packing, then the current method again, in blocks
+// of 5, 7, 7 and 5 messages. Every kind follows the same schedule, so that two processes
+// exchanging such messages try the same method on the same message, and kinds posted in step
+// (a halo exchange's 52 requests per iteration) try the same configuration in the same
+// iteration: every kind as it is (the model's mix of methods), all on the host, all packed.
+// Blocks rather than alternation: in a ping-pong a receive also waits for the peer to finish
+// the previous message, and alternating methods would mix both in every sample. The current
+// method's samples come both before and after the others, so that a drift (a kind's first
+// messages run colder) favours no challenger. The first two messages after each switch warm up
+// (staging buffers, caches, the switch) and are not timed. Once all samples are in, the current
+// method stands unless a challenger's samples beat its samples by kMargin in all but at most
+// kMaxInversions of the 16 pairs (a one-sided rank-sum test: with equal odds, noise passes it
+// about one time in 35); if both challengers do, the one with the lower median wins. A receive
 // that mostly waits for its sender times noise, and noise must not overturn the calibration;
 // yet one slow sample must not block a clear switch either, since the two processes decide
 // alone and a near-miss on one side leaves a mixed route that can be slower than either
-// (MPICH, a Fortran grid face at 4 MiB: 2529 us mixed, 1620-1970 us when both switched).
+// (MPICH, a Fortran grid face at 4 MiB: 2529 us mixed, 1620-1970 us when both switched). The
+// current method is tried as a configuration of its own because a mix can beat both uniform
+// ones: Open MPI's halo exchange ran at 51 us per iteration on the model's mix, against 57-65 us
+// all packed and more all on the host.
 //
 // That first round's choice holds until message kSecondRound, when the schedule runs once
 // more, with the first round's choice in place of the model's, and its verdict is final. Host
@@ -35,8 +42,10 @@ namespace loom::model {
 // packing (5 us) against a host that soon ran at 3.2 us.
 class MethodTrial {
  public:
+  // What a slot of the schedule tries: the kind's current method, or one method for all.
+  enum class Config : int { Current, Host, Pack };
   struct Slot {
-    Method method;
+    Config config;
     bool timed;  // false: a warm-up
   };
   // Each block also ends with an untimed message: an exchange message's sample is the
@@ -44,15 +53,18 @@ class MethodTrial {
   // the next block's first posts (Open MPI halo: the pack block's first, cold exchange put
   // 290 us into the last host sample, against 80 us for the others).
   static constexpr Slot kSchedule[] = {
-      {Method::Host, false}, {Method::Host, false}, {Method::Host, true},  {Method::Host, true},
-      {Method::Host, false}, {Method::Pack, false}, {Method::Pack, false}, {Method::Pack, true},
-      {Method::Pack, true},  {Method::Pack, true},  {Method::Pack, true},  {Method::Pack, false},
-      {Method::Host, false}, {Method::Host, false}, {Method::Host, true},  {Method::Host, true},
-      {Method::Host, false}};
+      {Config::Current, false}, {Config::Current, false}, {Config::Current, true},
+      {Config::Current, true},  {Config::Current, false}, {Config::Host, false},
+      {Config::Host, false},    {Config::Host, true},     {Config::Host, true},
+      {Config::Host, true},     {Config::Host, true},     {Config::Host, false},
+      {Config::Pack, false},    {Config::Pack, false},    {Config::Pack, true},
+      {Config::Pack, true},     {Config::Pack, true},     {Config::Pack, true},
+      {Config::Pack, false},    {Config::Current, false}, {Config::Current, false},
+      {Config::Current, true},  {Config::Current, true},  {Config::Current, false}};
   static constexpr int kMessages = sizeof kSchedule / sizeof kSchedule[0];
   static constexpr int kSecondRound = 64;                 // message that starts round two
   static constexpr int kSpan = kSecondRound + kMessages;  // messages a trial can touch
-  static constexpr int kSamples = 4;                      // timed slots per method and round
+  static constexpr int kSamples = 4;                      // timed slots per config and round
   static constexpr double kMargin = 0.9;
   static constexpr int kMaxInversions = 1;
 
@@ -61,6 +73,7 @@ class MethodTrial {
   struct Ticket {
     Method method;
     int slot;
+    bool as_is = false;  // the slot tries the kind's current method (Config::Current)
   };
 
   explicit MethodTrial(Method prior) : prior_(prior) {}
@@ -77,10 +90,13 @@ class MethodTrial {
   // What the kind uses now outside the schedule: the verdict, else round one's, else the
   // model's.
   Method current() const { return decided_ ? *decided_ : first_round_ ? *first_round_ : prior_; }
+  // The method the running round defends, which its Config::Current slots use: the model's in
+  // round one, round one's choice in round two.
+  Method defended() const { return round_ == 0 ? prior_ : first_round_.value_or(prior_); }
   // Whether next() may still hand out scheduled messages.
   bool scheduling() const { return !decided_ && issued_ < kSpan; }
-  // The samples of both rounds, e.g. "host 170 181 175 178 us, pack 241 247 245 250 us ->
-  // host; host 171 ..." (for LOOM_DEBUG).
+  // The samples of both rounds, e.g. "as is (pack) 241 247 245 250 us, host 170 181 175 178 us,
+  // pack 243 ... us -> host; as is (host) 171 ..." (for LOOM_DEBUG).
   std::string describe() const;
   Method prior() const { return prior_; }
 
@@ -88,7 +104,9 @@ class MethodTrial {
   Method prior_;
   int issued_ = 0;
   int round_ = 0;  // the round whose samples are being taken: 0 or 1
-  std::vector<double> samples_[2];
+  Method method_for(Config config) const;
+
+  std::vector<double> samples_[3];  // per Config
   std::string first_round_text_;
   std::optional<Method> first_round_;
   std::optional<Method> decided_;

@@ -1,5 +1,6 @@
 // Online trials of point-to-point messages (docs/model.md, "Online trials"): the first
-// messages of a kind try the host's engine, then Loom's packing, then the host again, twice,
+// messages of a kind try the model's choice, the host's engine, Loom's packing and the model's
+// choice again, twice,
 // and the kind then settles on one method; every message arrives intact meanwhile. Two ranks
 // ping-pong one vector type with blocking calls, then exchange another with MPI_Isend and
 // MPI_Irecv; --mode says what the environment asks for: `online` (the default), `off`
@@ -36,9 +37,21 @@ bool uniform(const std::string& routes) {
   return routes == std::string(routes.size(), 'H') || routes == std::string(routes.size(), 'P');
 }
 
+// The schedule as the methods it hands out while `current` is the kind's method.
+std::string schedule_with(char current) {
+  using loom::model::MethodTrial;
+  std::string text;
+  for (const auto& slot : MethodTrial::kSchedule)
+    text += slot.config == MethodTrial::Config::Host   ? 'H'
+            : slot.config == MethodTrial::Config::Pack ? 'P'
+                                                       : current;
+  return text;
+}
+
 // `routes` (one H or P per send of a kind, all of a run's) against what --mode asks for. With
 // trials, both kinds of the traffic (send and receive) settle, after two rounds of the
-// schedule with round one's choice between them.
+// schedule: round one tries the model's choice as it is (the kind's first send), round two
+// round one's choice, which every send between the rounds takes.
 void check_routes(const std::string& routes, uint64_t trials) {
   using loom::model::MethodTrial;
   if (mode != "online") {
@@ -47,18 +60,16 @@ void check_routes(const std::string& routes, uint64_t trials) {
         << routes;
     return;
   }
-  std::string schedule;
-  for (const auto& slot : MethodTrial::kSchedule)
-    schedule += slot.method == loom::model::Method::Host ? 'H' : 'P';
+  ASSERT_GE(routes.size(), static_cast<size_t>(MethodTrial::kSpan)) << routes;
   EXPECT_EQ(trials, 2u);
-  EXPECT_EQ(routes.substr(0, schedule.size()), schedule) << routes;
-  // Round two's verdict comes with its last timed message: its untimed last message takes
-  // the verdict, like every later one.
-  EXPECT_EQ(routes.substr(MethodTrial::kSecondRound, schedule.size() - 1),
-            schedule.substr(0, schedule.size() - 1))
-      << routes;
-  EXPECT_TRUE(uniform(
-      routes.substr(MethodTrial::kMessages, MethodTrial::kSecondRound - MethodTrial::kMessages)))
+  // Each round's verdict comes with its last timed message: its untimed last message takes
+  // the verdict, like the messages after it.
+  const int last = MethodTrial::kMessages - 1;
+  EXPECT_EQ(routes.substr(0, last), schedule_with(routes[0]).substr(0, last)) << routes;
+  const std::string between = routes.substr(last, MethodTrial::kSecondRound - last);
+  EXPECT_TRUE(uniform(between)) << routes;
+  EXPECT_EQ(routes.substr(MethodTrial::kSecondRound, MethodTrial::kMessages - 1),
+            schedule_with(between[0]).substr(0, MethodTrial::kMessages - 1))
       << routes;
   EXPECT_TRUE(uniform(routes.substr(MethodTrial::kSpan - 1))) << routes;
 }
@@ -142,7 +153,7 @@ TEST(OnlineTrial, ExchangesTryBothMethodsThenSettle) {
     ASSERT_EQ(wrong, 0) << "round " << round << " rank " << rank;
   }
   std::printf("rank %d exchange sends (H host, P packed): %s\n", rank, routes.c_str());
-  // Each kind settles at its 81st post, when round two's last timed interval closes.
+  // Each kind settles at its kSpan-th post, when round two's last timed interval closes.
   check_routes(routes, trials_since(start));
   MPI_Type_free(&every_third);
 }

@@ -89,18 +89,25 @@ nlohmann::json valid_document() {
   return nlohmann::json::parse(to_json(synthetic(1e-10, 1e-9)));
 }
 
-// Runs one round of a trial: the i-th timed host (pack) message takes host_times[i]
-// (pack_times[i]) seconds; warm-ups take 9 s, which must not count. Appends the methods
-// next() handed out.
+// Runs one round of a trial: the i-th timed message of the host (pack) block takes
+// host_times[i] (pack_times[i]) seconds, and so does the i-th timed message of the blocks
+// that try the kind's current method when it is the host (packing), unless `current_times`
+// gives their times; warm-ups take 9 s, which must not count. Appends the methods next()
+// handed out.
 void run_round(MethodTrial& trial, const std::vector<double>& host_times,
-               const std::vector<double>& pack_times, std::string* issued) {
-  size_t used[2] = {0, 0};
+               const std::vector<double>& pack_times, std::string* issued,
+               const std::vector<double>& current_times = {}) {
+  using Config = MethodTrial::Config;
+  size_t used[3] = {0, 0, 0};  // per Config
   for (int i = 0; i < MethodTrial::kMessages; ++i) {
     const MethodTrial::Ticket ticket = trial.next();
     *issued += ticket.method == Method::Host ? 'H' : 'P';
-    const auto& times = ticket.method == Method::Host ? host_times : pack_times;
+    const Config config = MethodTrial::kSchedule[i].config;
+    const auto& of_method = ticket.method == Method::Host ? host_times : pack_times;
+    const auto& times =
+        config == Config::Current && !current_times.empty() ? current_times : of_method;
     const bool timed = MethodTrial::kSchedule[i].timed;
-    trial.record(ticket, timed ? times[used[static_cast<int>(ticket.method)]++] : 9.0);
+    trial.record(ticket, timed ? times[used[static_cast<int>(config)]++] : 9.0);
   }
 }
 
@@ -129,11 +136,23 @@ std::string run_trial(MethodTrial& trial, const std::vector<double>& host_times,
   return issued;
 }
 
-TEST(MethodTrial, TriesHostPackHostTwiceWhateverThePrior) {
-  const std::string schedule = "HHHHHPPPPPPPHHHHH";
+// The schedule as the methods it hands out while `current` is the kind's method.
+std::string schedule_with(char current) {
+  std::string text;
+  for (const auto& slot : MethodTrial::kSchedule)
+    text += slot.config == MethodTrial::Config::Host   ? 'H'
+            : slot.config == MethodTrial::Config::Pack ? 'P'
+                                                       : current;
+  return text;
+}
+
+TEST(MethodTrial, TriesCurrentHostPackCurrentTwiceWhateverThePrior) {
+  EXPECT_EQ(schedule_with('H'), "HHHHHHHHHHHHPPPPPPPHHHHH");
+  EXPECT_EQ(schedule_with('P'), "PPPPPHHHHHHHPPPPPPPPPPPP");
   for (Method prior : {Method::Host, Method::Pack}) {
     MethodTrial trial(prior);
     const char kept = prior == Method::Host ? 'H' : 'P';
+    const std::string schedule = schedule_with(kept);
     const std::string gap(MethodTrial::kSecondRound - MethodTrial::kMessages, kept);
     // Round two's verdict comes with its last timed message, so its untimed last message
     // already takes the verdict.
@@ -174,10 +193,48 @@ TEST(MethodTrial, SwitchesOnlyWhenTheOtherMethodWinsAlmostEveryPairByTheMargin) 
   run_trial(to_pack, {3e-3, 3.1e-3, 2.9e-3, 3e-3}, {1e-3, 1.1e-3, 0.9e-3, 1e-3});
   EXPECT_EQ(to_pack.decided(), Method::Pack);
 
-  // Cold first host samples alone must not make packing win: the late ones are as fast.
+  // Cold first samples of the current method alone must not make packing win: the late ones,
+  // after the packed block, are as fast.
   MethodTrial drift(Method::Host);
   run_trial(drift, {3e-3, 3e-3, 1e-3, 1e-3}, {1.2e-3, 1.1e-3, 1.2e-3, 1.1e-3});
   EXPECT_EQ(drift.decided(), Method::Host);
+}
+
+// Kinds posted in step (a halo exchange's requests) run the current-method blocks together:
+// those blocks time the mix of methods the kinds use, which may beat both uniform choices.
+TEST(MethodTrial, AMixOfMethodsStandsAgainstBothUniformChoices) {
+  // Open MPI's halo, fast spell: the model's mix at 51 us an iteration, all packed 57-65 us,
+  // all on the host 85 us. A kind the model left to the host keeps it.
+  MethodTrial mixed(Method::Host);
+  std::string issued;
+  const std::vector<double> mix = {51e-6, 52e-6, 50e-6, 51e-6};
+  run_round(mixed, {85e-6, 86e-6, 84e-6, 85e-6}, {57e-6, 65e-6, 60e-6, 62e-6}, &issued, mix);
+  EXPECT_EQ(mixed.current(), Method::Host);
+  run_gap(mixed, &issued);
+  run_round(mixed, {85e-6, 86e-6, 84e-6, 85e-6}, {57e-6, 65e-6, 60e-6, 62e-6}, &issued, mix);
+  EXPECT_EQ(mixed.decided(), Method::Host);
+  EXPECT_NE(mixed.describe().find("as is (host) 51.0 52.0 50.0 51.0 us, host 85.0"),
+            std::string::npos)
+      << mixed.describe();
+
+  // All packed clearly ahead of the mix: every kind packs, including those the model left to
+  // the host.
+  MethodTrial to_uniform(Method::Host);
+  issued.clear();
+  run_round(to_uniform, {85e-6, 86e-6, 84e-6, 85e-6}, {40e-6, 41e-6, 40e-6, 42e-6}, &issued, mix);
+  EXPECT_EQ(to_uniform.current(), Method::Pack);
+
+  // Both uniform choices clearly ahead: the faster one, by median.
+  MethodTrial both(Method::Pack);
+  issued.clear();
+  run_round(both, {70e-6, 71e-6, 69e-6, 70e-6}, {60e-6, 61e-6, 62e-6, 60e-6}, &issued,
+            {100e-6, 101e-6, 99e-6, 100e-6});
+  EXPECT_EQ(both.current(), Method::Pack);
+  MethodTrial both_host(Method::Pack);
+  issued.clear();
+  run_round(both_host, {50e-6, 51e-6, 49e-6, 50e-6}, {60e-6, 61e-6, 62e-6, 60e-6}, &issued,
+            {100e-6, 101e-6, 99e-6, 100e-6});
+  EXPECT_EQ(both_host.current(), Method::Host);
 }
 
 TEST(MethodTrial, TheSecondRoundDefendsTheFirstRoundsChoice) {
@@ -191,7 +248,7 @@ TEST(MethodTrial, TheSecondRoundDefendsTheFirstRoundsChoice) {
   run_gap(warming, &issued);
   run_round(warming, {3.2e-6, 3.2e-6, 3.1e-6, 3.2e-6}, {4.9e-6, 4.8e-6, 5.0e-6, 4.9e-6}, &issued);
   EXPECT_EQ(warming.decided(), Method::Host);
-  EXPECT_NE(warming.describe().find("-> pack; then host 3.2"), std::string::npos)
+  EXPECT_NE(warming.describe().find("-> pack; then as is (pack) 4.9"), std::string::npos)
       << warming.describe();
 
   // Round two needs the same clear win to overturn round one: a near tie keeps it.
@@ -212,16 +269,21 @@ TEST(MethodTrial, ExchangesAreTimedByTheIntervalToTheNextPost) {
     issued += ticket.method == Method::Host ? 'H' : 'P';
     now += ticket.method == Method::Host ? 3e-3 : 1e-3;  // one iteration of the loop
   }
-  EXPECT_EQ(issued.substr(0, MethodTrial::kMessages), "HHHHHPPPPPPPHHHHH");
-  EXPECT_EQ(issued.substr(MethodTrial::kSecondRound), "HHHHHPPPPPPPHHHH");
+  // Each round's verdict comes with its last timed interval, at the post of its last, untimed
+  // message, which already takes it.
+  const int last = MethodTrial::kMessages - 1;
+  EXPECT_EQ(issued.substr(0, last), schedule_with('H').substr(0, last));
+  EXPECT_EQ(issued.substr(MethodTrial::kSecondRound), schedule_with('P').substr(0, last));
   // Round one switched to packing for the messages between the rounds.
-  EXPECT_EQ(issued.substr(MethodTrial::kMessages, 1), "P");
+  EXPECT_EQ(issued.substr(last, 2), "PP");
   EXPECT_FALSE(trial.decided().has_value());
   const MethodTrial::Ticket after = trial.next_at(now);
   EXPECT_EQ(trial.decided(), Method::Pack);
   EXPECT_EQ(after.method, Method::Pack);
   EXPECT_EQ(after.slot, -1);
-  EXPECT_NE(trial.describe().find("host 3000.0 3000.0 3000.0 3000.0 us, pack 1000.0"),
+  EXPECT_NE(trial.describe().find(
+                "as is (host) 3000.0 3000.0 3000.0 3000.0 us, host 3000.0 3000.0 3000.0 3000.0 "
+                "us, pack 1000.0"),
             std::string::npos)
       << trial.describe();
 }
