@@ -92,6 +92,17 @@ void MethodTrial::record(const Ticket& ticket, double seconds) {
   for (auto& samples : samples_) samples.clear();
 }
 
+std::string MethodTrial::schedule_text(Method current) {
+  std::string text;
+  for (const auto& slot : kSchedule) {
+    const Method method = slot.config == Config::Host   ? Method::Host
+                          : slot.config == Config::Pack ? Method::Pack
+                                                        : current;
+    text += method == Method::Host ? 'H' : 'P';
+  }
+  return text;
+}
+
 std::string MethodTrial::describe() const {
   std::string text;
   for (Config config : {Config::Current, Config::Host, Config::Pack}) {

@@ -99,6 +99,9 @@ class MethodTrial {
   // pack 243 ... us -> host; as is (host) 171 ..." (for LOOM_DEBUG).
   std::string describe() const;
   Method prior() const { return prior_; }
+  // The schedule as the methods a round hands out while `current` is the kind's method, one
+  // letter per message (H host, P packed), e.g. "HHHHHHHHHHHHPPPPPPPHHHHH".
+  static std::string schedule_text(Method current);
 
  private:
   Method prior_;

@@ -37,15 +37,9 @@ bool uniform(const std::string& routes) {
   return routes == std::string(routes.size(), 'H') || routes == std::string(routes.size(), 'P');
 }
 
-// The schedule as the methods it hands out while `current` is the kind's method.
 std::string schedule_with(char current) {
-  using loom::model::MethodTrial;
-  std::string text;
-  for (const auto& slot : MethodTrial::kSchedule)
-    text += slot.config == MethodTrial::Config::Host   ? 'H'
-            : slot.config == MethodTrial::Config::Pack ? 'P'
-                                                       : current;
-  return text;
+  using loom::model::Method;
+  return loom::model::MethodTrial::schedule_text(current == 'H' ? Method::Host : Method::Pack);
 }
 
 // `routes` (one H or P per send of a kind, all of a run's) against what --mode asks for. With

@@ -136,14 +136,8 @@ std::string run_trial(MethodTrial& trial, const std::vector<double>& host_times,
   return issued;
 }
 
-// The schedule as the methods it hands out while `current` is the kind's method.
 std::string schedule_with(char current) {
-  std::string text;
-  for (const auto& slot : MethodTrial::kSchedule)
-    text += slot.config == MethodTrial::Config::Host   ? 'H'
-            : slot.config == MethodTrial::Config::Pack ? 'P'
-                                                       : current;
-  return text;
+  return MethodTrial::schedule_text(current == 'H' ? Method::Host : Method::Pack);
 }
 
 TEST(MethodTrial, TriesCurrentHostPackCurrentTwiceWhateverThePrior) {
