@@ -83,6 +83,34 @@ void mpi_startall_f08_(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* ierror) {
 void mpi_request_free_f08_(MPI_Fint* request, MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Request_free(c_requests(request)));
 }
+// Cancellation and probes: a process's messages to itself may be Loom's to report or withdraw
+// (interpose/self_channel.hpp).
+void mpi_cancel_f08_(MPI_Fint* request, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Cancel(c_requests(request)));
+}
+void mpi_probe_f08_(MPI_Fint* source, MPI_Fint* tag, MPI_Fint* comm, MPI_F08_status* status,
+                    MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Probe(*source, *tag, *c_comm(comm), c_status(status)));
+}
+void mpi_iprobe_f08_(MPI_Fint* source, MPI_Fint* tag, MPI_Fint* comm, Logical* flag,
+                     MPI_F08_status* status, MPI_Fint* ierror) {
+  int c_flag = 0;
+  set_ierror(ierror, MPI_Iprobe(*source, *tag, *c_comm(comm), &c_flag, c_status(status)));
+  *flag = logical(c_flag);
+}
+void mpi_mprobe_f08_(MPI_Fint* source, MPI_Fint* tag, MPI_Fint* comm, MPI_Fint* message,
+                     MPI_F08_status* status, MPI_Fint* ierror) {
+  static_assert(sizeof(MPI_Message) == sizeof(MPI_Fint), "MPICH messages are Fortran integers");
+  set_ierror(ierror, MPI_Mprobe(*source, *tag, *c_comm(comm),
+                                reinterpret_cast<MPI_Message*>(message), c_status(status)));
+}
+void mpi_improbe_f08_(MPI_Fint* source, MPI_Fint* tag, MPI_Fint* comm, Logical* flag,
+                      MPI_Fint* message, MPI_F08_status* status, MPI_Fint* ierror) {
+  int c_flag = 0;
+  set_ierror(ierror, MPI_Improbe(*source, *tag, *c_comm(comm), &c_flag,
+                                 reinterpret_cast<MPI_Message*>(message), c_status(status)));
+  *flag = logical(c_flag);
+}
 void mpi_request_get_status_f08_(MPI_Fint* request, Logical* flag, MPI_F08_status* status,
                                  MPI_Fint* ierror) {
   int c_flag = 0;

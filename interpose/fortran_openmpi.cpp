@@ -348,6 +348,54 @@ LOOM_FORTRAN(request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_Fint* ierr
   *request = PMPI_Request_c2f(c);
 }
 
+// Cancellation and probes: a process's messages to itself may be Loom's to report or withdraw
+// (interpose/self_channel.hpp).
+LOOM_FORTRAN(cancel, MPI_CANCEL, (MPI_Fint * request, MPI_Fint* ierr)) {
+  MPI_Request c = PMPI_Request_f2c(*request);
+  *ierr = MPI_Cancel(&c);
+}
+
+LOOM_FORTRAN(probe, MPI_PROBE,
+             (MPI_Fint * source, MPI_Fint* tag, MPI_Fint* comm, MPI_Fint* status, MPI_Fint* ierr)) {
+  StatusOut out(status);
+  *ierr = MPI_Probe(*source, *tag, c_comm(comm), out.get());
+  out.copy_out();
+}
+
+LOOM_FORTRAN(iprobe, MPI_IPROBE,
+             (MPI_Fint * source, MPI_Fint* tag, MPI_Fint* comm, Logical* flag, MPI_Fint* status,
+              MPI_Fint* ierr)) {
+  StatusOut out(status);
+  int c_flag = 0;
+  set_ierror(ierr, MPI_Iprobe(*source, *tag, c_comm(comm), &c_flag, out.get()));
+  *flag = logical(c_flag);
+  if (c_flag) out.copy_out();
+}
+
+LOOM_FORTRAN(mprobe, MPI_MPROBE,
+             (MPI_Fint * source, MPI_Fint* tag, MPI_Fint* comm, MPI_Fint* message, MPI_Fint* status,
+              MPI_Fint* ierr)) {
+  StatusOut out(status);
+  MPI_Message c_message = MPI_MESSAGE_NULL;
+  *ierr = MPI_Mprobe(*source, *tag, c_comm(comm), &c_message, out.get());
+  *message = PMPI_Message_c2f(c_message);
+  out.copy_out();
+}
+
+LOOM_FORTRAN(improbe, MPI_IMPROBE,
+             (MPI_Fint * source, MPI_Fint* tag, MPI_Fint* comm, Logical* flag, MPI_Fint* message,
+              MPI_Fint* status, MPI_Fint* ierr)) {
+  StatusOut out(status);
+  int c_flag = 0;
+  MPI_Message c_message = MPI_MESSAGE_NULL;
+  set_ierror(ierr, MPI_Improbe(*source, *tag, c_comm(comm), &c_flag, &c_message, out.get()));
+  *flag = logical(c_flag);
+  if (c_flag) {
+    *message = PMPI_Message_c2f(c_message);
+    out.copy_out();
+  }
+}
+
 LOOM_FORTRAN(waitall, MPI_WAITALL,
              (MPI_Fint * count, MPI_Fint* requests, MPI_Fint* statuses, MPI_Fint* ierr)) {
   RequestArray array(*count, requests, statuses);
@@ -425,6 +473,10 @@ extern "C" void mpi_testany_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, Logical*, MPI_
     __attribute__((alias("ompi_testany_f")));
 extern "C" void mpi_testsome_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*)
     __attribute__((alias("ompi_testsome_f")));
+extern "C" void mpi_iprobe_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, Logical*, MPI_Fint*, MPI_Fint*)
+    __attribute__((alias("ompi_iprobe_f")));
+extern "C" void mpi_improbe_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, Logical*, MPI_Fint*, MPI_Fint*,
+                                 MPI_Fint*) __attribute__((alias("ompi_improbe_f")));
 
 // ---- Collectives --------------------------------------------------------------------------
 // A blocking collective returns only ierr; its non-blocking form also a request.

@@ -5,6 +5,7 @@
 #include "interpose/method.hpp"
 #include "interpose/requests.hpp"
 #include "interpose/runtime.hpp"
+#include "interpose/self_channel.hpp"
 #include "interpose/shared_exchange.hpp"
 #include "interpose/staging.hpp"
 
@@ -18,6 +19,9 @@ void start_loom() {
   if (config().disabled) return;
   loom::interpose::init_locality();
   loom::interpose::preload_method_model();
+  int provided = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&provided);
+  loom::interpose::note_thread_level(provided);
 }
 
 }  // namespace
@@ -36,11 +40,13 @@ extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provi
 
 extern "C" int MPI_Comm_free(MPI_Comm* comm) {
   if (comm) loom::interpose::forget_communicator(*comm);
+  if (comm) loom::interpose::forget_self_channel(*comm);
   return host().Comm_free(comm);
 }
 
 extern "C" int MPI_Comm_disconnect(MPI_Comm* comm) {
   if (comm) loom::interpose::forget_communicator(*comm);
+  if (comm) loom::interpose::forget_self_channel(*comm);
   return host().Comm_disconnect(comm);
 }
 

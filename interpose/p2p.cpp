@@ -17,6 +17,7 @@
 #include "interpose/method.hpp"
 #include "interpose/requests.hpp"
 #include "interpose/runtime.hpp"
+#include "interpose/self_channel.hpp"
 #include "interpose/staging.hpp"
 
 namespace loom::interpose {
@@ -49,6 +50,16 @@ constexpr model::Traffic kOverlapping = model::Traffic::Exchange;
 // delivered, and persistent, matched and send-receive calls mix other work into their
 // time, so they follow the kind's settled choice without adding to it.
 enum class Timing : bool { Untimed, Timed };
+
+// The channel for a receive or probe from `source` (interpose/self_channel.hpp): a wildcard
+// demotes it, since its match could be a message the channel holds or one the host holds.
+SelfChannel* self_source(MPI_Comm comm, int source) {
+  if (source == MPI_ANY_SOURCE) {
+    demote_self_channel(comm);
+    return nullptr;
+  }
+  return self_channel(comm, source);
+}
 
 // Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
 // and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE.
@@ -126,27 +137,6 @@ StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
   return staging;
 }
 
-// Unpacks the `received` bytes of a staged message into `count` elements at `buf`. A
-// message may end inside an element (a shorter send of another type, or a truncated
-// one): the partial element's received bytes are written and its other bytes kept.
-void unpack_received(const TypePlan& type, const char* staged, int64_t received, void* buf,
-                     int count) {
-  const int64_t size = type.plan.size();
-  if (size <= 0 || received <= 0) return;
-  const int64_t whole = std::min<int64_t>(received / size, count);
-  KernelTimer timer(Counter::UnpackNanoseconds);
-  type.plan.unpack(staged, whole, buf);
-  const int64_t rest = std::min(received - whole * size, size);
-  if (whole < count && rest > 0) {
-    char* element = static_cast<char*>(buf) + whole * type.plan.extent();
-    std::vector<char> merged(static_cast<size_t>(size));
-    type.plan.pack(element, 1, merged.data());
-    std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
-    type.plan.unpack(merged.data(), 1, element);
-  }
-  count_call(Counter::RecvUnpacked, Counter::RecvUnpackedBytes, static_cast<uint64_t>(received));
-}
-
 // The bytes a completed receive delivered into staging, given its error code. After
 // MPI_ERR_TRUNCATE Open MPI delivers the bytes that fit (the status says how many), so
 // Loom unpacks them as the host would have; MPICH 4.0 delivers nothing to a derived
@@ -164,16 +154,6 @@ int64_t received_bytes(const MPI_Status& status, int error) {
   PMPI_Get_elements_x(&status, MPI_BYTE, &bytes);
   return bytes == MPI_UNDEFINED ? 0 : static_cast<int64_t>(bytes);
 }
-
-// A send's staging buffer must live until the host is done with it.
-class StagedSend final : public PendingOp {
- public:
-  explicit StagedSend(StagingBuffer staging) : staging_(std::move(staging)) {}
-  int on_complete(MPI_Status*) override { return MPI_SUCCESS; }
-
- private:
-  StagingBuffer staging_;
-};
 
 class StagedRecv final : public PendingOp {
  public:
@@ -240,6 +220,15 @@ int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, con
 
 int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int count,
                   MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (SelfChannel* self = self_channel(comm, dest)) {
+    // Standard and ready sends to oneself; synchronous and buffered ones keep the host's
+    // semantics (completion at the match, the attached buffer).
+    int rc = MPI_SUCCESS;
+    if ((host_send == host().Send || host_send == host().Rsend) &&
+        self->send(buf, count, type, tag, nullptr, &rc))
+      return rc;
+    self->demote();
+  }
   const Route r = route(buf, count, type, comm, dest, true, kBlocking, timing);
   // Untried messages take no clock: the pass-through stays a tail call.
   if (!r.trial) return send_on_route(host_send, r, nullptr, buf, count, type, dest, tag, comm);
@@ -249,17 +238,25 @@ int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int co
 
 int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, int count,
                      MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  if (SelfChannel* self = self_channel(comm, dest)) {
+    int rc = MPI_SUCCESS;
+    if ((host_send == host().Isend || host_send == host().Irsend) && request &&
+        self->send(buf, count, type, tag, request, &rc))
+      return rc;
+    self->demote();
+  }
   const Route r = route(buf, count, type, comm, dest, true, kOverlapping, timing);
   if (!r || !request) return host_send(buf, count, type, dest, tag, comm, request);
   StagingBuffer staging = pack_to_staging(r, buf, count);
   const int rc =
       host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm, request);
-  if (rc == MPI_SUCCESS) track_request(*request, std::make_unique<StagedSend>(std::move(staging)));
+  if (rc == MPI_SUCCESS) track_request(*request, std::make_unique<HeldStaging>(std::move(staging)));
   return rc;
 }
 
 int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Datatype type,
                     int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  if (SelfChannel* self = self_channel(comm, dest)) self->demote();
   const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
@@ -358,6 +355,10 @@ extern "C" int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int
 
 extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Status* status) {
+  if (SelfChannel* self = self_source(comm, source)) {
+    int rc = MPI_SUCCESS;
+    if (self->receive(buf, count, type, tag, nullptr, status, &rc)) return rc;
+  }
   const Route r = route(buf, count, type, comm, source, false, kBlocking, Timing::Timed);
   if (!r.trial) return receive_on_route(r, buf, count, type, source, tag, comm, status);
   const TrialClock clock(r, Side::Receive);
@@ -366,6 +367,10 @@ extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int
 
 extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
                          MPI_Comm comm, MPI_Request* request) {
+  if (SelfChannel* self = self_source(comm, source); self && request) {
+    int rc = MPI_SUCCESS;
+    if (self->receive(buf, count, type, tag, request, MPI_STATUS_IGNORE, &rc)) return rc;
+  }
   const Route r = route(buf, count, type, comm, source, false, kOverlapping, Timing::Timed);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Irecv(buf, count, type, source, tag, comm, request);
@@ -380,6 +385,7 @@ extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, in
 
 extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
                              MPI_Comm comm, MPI_Request* request) {
+  if (SelfChannel* self = self_source(comm, source)) self->demote();
   const Route r = route(buf, count, type, comm, source, false, kOverlapping);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Recv_init(buf, count, type, source, tag, comm, request);
@@ -395,6 +401,25 @@ extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source
 extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                             int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                             int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  if (self_channel(comm, dest) || self_source(comm, source)) {
+    // With oneself on either side: the receive, the send and their completion as separate
+    // calls, so that the channel serves the side that is this process.
+    MPI_Request requests[2];
+    int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &requests[0]);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &requests[1]);
+    if (rc != MPI_SUCCESS) {
+      MPI_Cancel(&requests[0]);
+      MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+      return rc;
+    }
+    MPI_Status statuses[2];
+    rc = MPI_Waitall(2, requests, statuses);
+    if (status != MPI_STATUS_IGNORE) *status = statuses[0];
+    if (rc == MPI_ERR_IN_STATUS)
+      rc = statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR;
+    return rc;
+  }
   const Route send = route(sendbuf, sendcount, sendtype, comm, dest, true, kOverlapping);
   const Route recv = route(recvbuf, recvcount, recvtype, comm, source, false, kOverlapping);
   if (!send && !recv)
@@ -416,6 +441,8 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
 
 extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  if (SelfChannel* self = self_channel(comm, dest)) self->demote();
+  if (SelfChannel* self = self_source(comm, source)) self->demote();
   // One buffer and one type serve both directions; packing pays off if it does for the send.
   const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
   if (!r || source == MPI_PROC_NULL)
@@ -458,4 +485,37 @@ extern "C" int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* 
     track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
                                                          std::move(staging), false));
   return rc;
+}
+
+// Probes see the messages a process sent to itself that Loom holds; matched probes and
+// wildcard sources hand them to the host first (interpose/self_channel.hpp).
+extern "C" int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (SelfChannel* self = self_source(comm, source); self && flag && self->probe(tag, status)) {
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
+  return host().Iprobe(source, tag, comm, flag, status);
+}
+
+extern "C" int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (SelfChannel* self = self_source(comm, source); self && self->probe(tag, status))
+    return MPI_SUCCESS;
+  return host().Probe(source, tag, comm, status);
+}
+
+extern "C" int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                           MPI_Status* status) {
+  if (SelfChannel* self = self_source(comm, source)) self->demote();
+  return host().Improbe(source, tag, comm, flag, message, status);
+}
+
+extern "C" int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
+                          MPI_Status* status) {
+  if (SelfChannel* self = self_source(comm, source)) self->demote();
+  return host().Mprobe(source, tag, comm, message, status);
+}
+
+extern "C" int MPI_Cancel(MPI_Request* request) {
+  if (request) withdraw_self_receive(*request);
+  return host().Cancel(request);
 }

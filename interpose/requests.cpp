@@ -280,6 +280,10 @@ void reap_detached_requests(bool wait_for_all) {
   table().reap(wait_for_all);
 }
 
+void detach_request(MPI_Request request, std::unique_ptr<PendingOp> op) {
+  table().detach(request, std::move(op));
+}
+
 }  // namespace loom::interpose
 
 using loom::interpose::Completion;

@@ -30,6 +30,10 @@ void track_request(MPI_Request request, std::unique_ptr<PendingOp> op);
 // Whether Loom has an operation registered for `request`.
 bool is_tracked(MPI_Request request);
 
+// Hands Loom an active host request nobody will complete: `op` runs when a later
+// completion call (or MPI_Finalize) finds it done.
+void detach_request(MPI_Request request, std::unique_ptr<PendingOp> op);
+
 // Completes any operation whose request the user freed while it was still active.
 void reap_detached_requests(bool wait_for_all);
 

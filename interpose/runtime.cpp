@@ -25,6 +25,7 @@ Config read_config() {
   if (const char* v = std::getenv("LOOM_SHARED_COLLECTIVES"); v && *v)
     c.shared_collectives = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("LOOM_ONLINE"); v && *v) c.online = std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("LOOM_SELF"); v && *v) c.self_channel = std::strcmp(v, "0") != 0;
   c.isa = pack::best_isa();
   if (const char* isa = std::getenv("LOOM_ISA"); isa && *isa) {
     pack::Isa requested;
@@ -100,14 +101,16 @@ void print_stats(int rank) {
                "[loom] rank %d pack: MPI_Pack loom=%llu host=%llu bytes=%llu | MPI_Unpack "
                "loom=%llu host=%llu bytes=%llu | kernel time pack=%.6fs unpack=%.6fs\n"
                "[loom] rank %d p2p: send packed=%llu host=%llu bytes=%llu | recv unpacked=%llu "
-               "host=%llu bytes=%llu | online trials kept=%llu switched=%llu\n"
+               "host=%llu bytes=%llu | online trials kept=%llu switched=%llu | to itself "
+               "delivered=%llu bytes=%llu demoted=%llu\n"
                "[loom] rank %d collectives: packed=%llu host=%llu bytes=%llu shared=%llu\n",
                rank, pack::isa_name(config().isa), (ull)s.types_committed, (ull)s.types_accelerated,
                rank, (ull)s.pack_calls_loom, (ull)s.pack_calls_host, (ull)s.pack_bytes_loom,
                (ull)s.unpack_calls_loom, (ull)s.unpack_calls_host, (ull)s.unpack_bytes_loom,
                s.pack_seconds, s.unpack_seconds, rank, (ull)s.send_packed, (ull)s.send_host,
                (ull)s.send_packed_bytes, (ull)s.recv_unpacked, (ull)s.recv_host,
-               (ull)s.recv_unpacked_bytes, (ull)s.trials_kept, (ull)s.trials_switched, rank,
+               (ull)s.recv_unpacked_bytes, (ull)s.trials_kept, (ull)s.trials_switched,
+               (ull)s.self_delivered, (ull)s.self_delivered_bytes, (ull)s.self_demoted, rank,
                (ull)s.collective_packed, (ull)s.collective_host, (ull)s.collective_packed_bytes,
                (ull)s.collective_shared);
 }
@@ -145,4 +148,7 @@ extern "C" void loom_get_stats(loom_stats* out) {
   out->collective_shared = total(Counter::CollectiveShared);
   out->trials_kept = total(Counter::TrialsKept);
   out->trials_switched = total(Counter::TrialsSwitched);
+  out->self_delivered = total(Counter::SelfDelivered);
+  out->self_delivered_bytes = total(Counter::SelfDeliveredBytes);
+  out->self_demoted = total(Counter::SelfDemoted);
 }

@@ -16,6 +16,7 @@ struct Config {
   pack::Isa isa = pack::Isa::Scalar;  // LOOM_ISA=scalar|avx2|avx512, default: best available
   bool shared_collectives = true;     // LOOM_SHARED_COLLECTIVES=0: no same-node transport
   bool online = true;                 // LOOM_ONLINE=0: blocking messages follow the model alone
+  bool self_channel = true;           // LOOM_SELF=0: a process's messages to itself go to the host
 };
 // Read from the environment as libloom loads, before any MPI call can reach it; a plain
 // global so that the pass-through path pays one load, not a call and a guard check.
@@ -53,6 +54,11 @@ enum class Counter : int {
   // the model's choice, and that overturned it.
   TrialsKept,
   TrialsSwitched,
+  // Messages a process sent to itself that Loom delivered (interpose/self_channel.hpp), and
+  // communicators whose such messages went back to the host.
+  SelfDelivered,
+  SelfDeliveredBytes,
+  SelfDemoted,
   kCount
 };
 

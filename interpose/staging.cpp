@@ -1,7 +1,12 @@
 #include "interpose/staging.hpp"
 
+#include "interpose/datatype.hpp"
+#include "interpose/runtime.hpp"
+
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -109,6 +114,25 @@ void StagingBuffer::release() {
 
 void release_staging_pool() {
   pool().clear();
+}
+
+void unpack_received(const TypePlan& type, const char* staged, int64_t received, void* buf,
+                     int count, bool as_receive) {
+  const int64_t size = type.plan.size();
+  if (size <= 0 || received <= 0) return;
+  const int64_t whole = std::min<int64_t>(received / size, count);
+  KernelTimer timer(Counter::UnpackNanoseconds);
+  type.plan.unpack(staged, whole, buf);
+  const int64_t rest = std::min(received - whole * size, size);
+  if (whole < count && rest > 0) {
+    char* element = static_cast<char*>(buf) + whole * type.plan.extent();
+    std::vector<char> merged(static_cast<size_t>(size));
+    type.plan.pack(element, 1, merged.data());
+    std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
+    type.plan.unpack(merged.data(), 1, element);
+  }
+  if (as_receive)
+    count_call(Counter::RecvUnpacked, Counter::RecvUnpackedBytes, static_cast<uint64_t>(received));
 }
 
 }  // namespace loom::interpose

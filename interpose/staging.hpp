@@ -4,6 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "interpose/requests.hpp"
 
 namespace loom::interpose {
 
@@ -28,5 +32,24 @@ class StagingBuffer {
 };
 
 void release_staging_pool();  // at MPI_Finalize
+
+// A request's staging buffer, which must live until the host is done with it.
+class HeldStaging final : public PendingOp {
+ public:
+  explicit HeldStaging(StagingBuffer staging) : staging_(std::move(staging)) {}
+  int on_complete(MPI_Status*) override { return MPI_SUCCESS; }
+
+ private:
+  StagingBuffer staging_;
+};
+
+struct TypePlan;
+// Unpacks the `received` bytes of a staged message into `count` elements at `buf`. A
+// message may end inside an element (a shorter send of another type, or a truncated
+// one): the partial element's received bytes are written and its other bytes kept.
+// `as_receive`: counted in LOOM_STATS as a receive Loom unpacked (a message to oneself that
+// Loom delivers is counted as such instead).
+void unpack_received(const TypePlan& type, const char* staged, int64_t received, void* buf,
+                     int count, bool as_receive = true);
 
 }  // namespace loom::interpose

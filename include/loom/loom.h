@@ -41,6 +41,12 @@ typedef struct loom_stats {
    * choice was kept, or the other method was consistently faster and replaced it. */
   uint64_t trials_kept;
   uint64_t trials_switched;
+  /* Messages this process sent to itself that Loom delivered (LOOM_SELF, docs/p2p.md), their
+   * bytes, and communicators whose messages to oneself went back to the host (a wildcard
+   * source, a matched probe, or a synchronous, buffered or persistent operation with oneself). */
+  uint64_t self_delivered;
+  uint64_t self_delivered_bytes;
+  uint64_t self_demoted;
 } loom_stats;
 
 /* 1 when the interposer is loaded and not disabled by LOOM_DISABLE=1. */

@@ -56,6 +56,7 @@ program fortran_check
   call check_persistent()
   call check_sendrecv()
   call check_matched()
+  call check_self()
   call check_pack()
   call check_bottom()
   call check_request_free()
@@ -431,6 +432,51 @@ contains
     call PMPI_SENDRECV(grid, 1, face, peer, tags(2), rgrid_host, 1, face, peer, tags(2), &
                        MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
     call expect_same('MPI_MRECV/MPI_IMRECV')
+  end subroutine
+
+  ! Messages to oneself (Loom's channel, on a communicator of their own): a queued message
+  ! seen by MPI_IPROBE and MPI_PROBE, a receive posted before its send, and a cancelled
+  ! receive, which gets nothing.
+  subroutine check_self()
+    integer :: comm, status(MPI_STATUS_SIZE), statuses(MPI_STATUS_SIZE, 2), reqs(2), count
+    logical :: flag
+    call fill(70)
+    call MPI_COMM_DUP(MPI_COMM_WORLD, comm, ierr)
+    call MPI_ISEND(dsend, 1, vec, rank, tags(3), comm, reqs(1), ierr)
+    flag = .false.
+    call MPI_IPROBE(rank, tags(3), comm, flag, status, ierr)
+    call expect(flag, 'MPI_IPROBE finds a message to oneself')
+    call MPI_GET_COUNT(status, vec, count, ierr)
+    call expect(count == 1 .and. status(MPI_SOURCE) == rank, 'MPI_IPROBE to oneself: status')
+    call MPI_PROBE(rank, MPI_ANY_TAG, comm, status, ierr)
+    call expect(status(MPI_TAG) == tags(3), 'MPI_PROBE to oneself: tag')
+    call MPI_RECV(dloom, 1, vec, rank, tags(3), comm, status, ierr)
+    call MPI_WAIT(reqs(1), MPI_STATUS_IGNORE, ierr)
+    call MPI_IRECV(iloom, 1, blocks, rank, tags(4), comm, reqs(1), ierr)
+    call MPI_ISEND(isend, 1, blocks, rank, tags(4), comm, reqs(2), ierr)
+    call MPI_WAITALL(2, reqs, statuses, ierr)
+    call MPI_GET_COUNT(statuses(:, 1), blocks, count, ierr)
+    call expect(count == 1 .and. statuses(MPI_SOURCE, 1) == rank, &
+                'MPI_WAITALL to oneself: status')
+    call MPI_IRECV(rgrid_loom, 1, face, rank, tags(5), comm, reqs(1), ierr)
+    call MPI_CANCEL(reqs(1), ierr)
+    call MPI_WAIT(reqs(1), status, ierr)
+    call MPI_TEST_CANCELLED(status, flag, ierr)
+    call expect(flag, 'MPI_CANCEL of a receive from oneself')
+    ! Non-blocking: a blocking send to oneself before its receive may wait forever.
+    call MPI_ISEND(grid, 1, face, rank, tags(5), comm, reqs(2), ierr)
+    call expect(all(rgrid_loom == -1.0), 'a cancelled receive from oneself gets nothing')
+    call MPI_RECV(rgrid_loom, 1, face, rank, tags(5), comm, MPI_STATUS_IGNORE, ierr)
+    call MPI_WAIT(reqs(2), MPI_STATUS_IGNORE, ierr)
+    call MPI_COMM_FREE(comm, ierr)
+    ! The reference: the same messages through the host, each a send-receive with oneself.
+    call PMPI_SENDRECV(dsend, 1, vec, 0, tags(3), dhost, 1, vec, 0, tags(3), &
+                       MPI_COMM_SELF, MPI_STATUS_IGNORE, ierr)
+    call PMPI_SENDRECV(isend, 1, blocks, 0, tags(4), ihost, 1, blocks, 0, tags(4), &
+                       MPI_COMM_SELF, MPI_STATUS_IGNORE, ierr)
+    call PMPI_SENDRECV(grid, 1, face, 0, tags(5), rgrid_host, 1, face, 0, tags(5), &
+                       MPI_COMM_SELF, MPI_STATUS_IGNORE, ierr)
+    call expect_same('messages to oneself')
   end subroutine
 
   ! MPI_PACK/MPI_UNPACK against the host's, at a non-zero starting position.

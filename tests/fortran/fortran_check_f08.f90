@@ -46,6 +46,7 @@ program fortran_check_f08
   call check_tests()
   call check_persistent()
   call check_comm_free()
+  call check_self()
   call check_collectives()
 
   call MPI_Type_free(vec_dup)
@@ -263,6 +264,47 @@ contains
   ! Collectives of derived types: on MPICH the f08 module starts them through the C entry
   ! points (Loom stages them) and completes them through PMPI_Wait, which left the receive
   ! buffer unfilled before Loom wrapped MPI_Wait_f08.
+  ! Messages to oneself (Loom's channel, on a communicator of their own): MPI_Iprobe and
+  ! MPI_Probe see a queued message, and MPI_Cancel withdraws a receive posted before its send.
+  subroutine check_self()
+    type(MPI_Comm) :: comm
+    type(MPI_Request) :: req
+    type(MPI_Status) :: status
+    logical :: flag
+    integer :: count, i
+    double precision :: expected(n)
+    call fill(40)
+    call MPI_Comm_dup(MPI_COMM_WORLD, comm)
+    drecv = -1.d0
+    call MPI_Isend(dsend, 1, vec, rank, 7, comm, req)
+    call MPI_Iprobe(rank, 7, comm, flag, status)
+    call MPI_Get_count(status, vec, count)
+    call expect(flag .and. count == 1 .and. status%MPI_SOURCE == rank, &
+                'MPI_Iprobe finds a message to oneself')
+    call MPI_Probe(rank, MPI_ANY_TAG, comm, status)
+    call expect(status%MPI_TAG == 7, 'MPI_Probe to oneself: tag')
+    call MPI_Recv(drecv, 1, vec, rank, 7, comm, status)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    expected = -1.d0
+    do i = 1, n, 3
+      expected(i) = dsend(i)
+    end do
+    call expect(all(drecv == expected), 'a message to oneself: vector')
+    call MPI_Irecv(drecv, 1, vec, rank, 8, comm, req)
+    call MPI_Cancel(req)
+    call MPI_Wait(req, status)
+    call MPI_Test_cancelled(status, flag)
+    call expect(flag, 'MPI_Cancel of a receive from oneself')
+    drecv = -1.d0
+    ! Non-blocking: a blocking send to oneself before its receive may wait forever.
+    call MPI_Isend(dsend, 1, vec, rank, 8, comm, req)
+    call expect(all(drecv == -1.d0), 'a cancelled receive from oneself gets nothing')
+    call MPI_Recv(drecv, 1, vec, rank, 8, comm, MPI_STATUS_IGNORE)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    call expect(all(drecv == expected), 'a message to oneself after a cancel: vector')
+    call MPI_Comm_free(comm)
+  end subroutine
+
   subroutine check_collectives()
     type(MPI_Request) :: req
     integer :: iteration, k, j

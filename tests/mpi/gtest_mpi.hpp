@@ -6,9 +6,18 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <string>
+
 #include "tests/mpi/loom_env.hpp"
 
 namespace loom::test {
+
+// The value after `--mode` among a test's arguments, or `fallback`.
+inline std::string mode_argument(int argc, char** argv, const char* fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--mode") return argv[i + 1];
+  return fallback;
+}
 
 inline int run_tests_and_finalize(int* argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -155,8 +154,7 @@ TEST(OnlineTrial, ExchangesTryBothMethodsThenSettle) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--mode")) mode = argv[i + 1];
+  mode = loom::test::mode_argument(argc, argv, "online");
   MPI_Init(&argc, &argv);
   return loom::test::run_tests_and_finalize(&argc, argv);
 }

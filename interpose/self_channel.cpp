@@ -1,0 +1,344 @@
+#include "interpose/self_channel.hpp"
+
+#include <atomic>
+#include <climits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "interpose/datatype.hpp"
+#include "interpose/host.hpp"
+#include "interpose/requests.hpp"
+#include "interpose/runtime.hpp"
+#include "interpose/staging.hpp"
+
+namespace loom::interpose {
+
+// What a receive's request finishes with: the host's status when the host delivered it (the
+// channel never did, or withdrew it in vain), else the message the channel delivered.
+class SelfReceive final : public PendingOp {
+ public:
+  explicit SelfReceive(std::shared_ptr<SelfChannel> channel) : channel_(std::move(channel)) {}
+  // A receive the channel served at once, on an already completed host request.
+  SelfReceive(int source, int tag, int64_t bytes) { delivered(source, tag, bytes); }
+
+  void delivered(int source, int tag, int64_t bytes) {
+    delivered_ = true;
+    source_ = source;
+    tag_ = tag;
+    bytes_ = bytes;
+  }
+  int on_complete(MPI_Status* status) override {
+    if (channel_) channel_->forget(this);
+    if (delivered_) {
+      status->MPI_SOURCE = source_;
+      status->MPI_TAG = tag_;
+      PMPI_Status_set_elements_x(status, MPI_BYTE, bytes_);
+      PMPI_Status_set_cancelled(status, 0);  // the request was withdrawn from the host
+    }
+    return MPI_SUCCESS;
+  }
+
+ private:
+  std::shared_ptr<SelfChannel> channel_;
+  bool delivered_ = false;
+  int source_ = MPI_PROC_NULL, tag_ = MPI_ANY_TAG;
+  int64_t bytes_ = 0;
+};
+
+namespace {
+
+bool tags_match(int posted, int sent) {
+  return posted == MPI_ANY_TAG || posted == sent;
+}
+
+void fill_status(MPI_Status* status, int source, int tag, int64_t bytes) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = source;
+  status->MPI_TAG = tag;
+  PMPI_Status_set_elements_x(status, MPI_BYTE, bytes);
+  PMPI_Status_set_cancelled(status, 0);
+}
+
+// A send's request once its message is delivered or queued: complete at once, as the host's
+// is after an eager send (a send to MPI_PROC_NULL, which matches nothing; Open MPI gives all of
+// them one handle, which nothing here tracks).
+int completed_send_request(int tag, MPI_Comm comm, MPI_Request* request) {
+  return host().Isend(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm, request);
+}
+
+// The plan a channel call uses, with the packed size; null when the channel does not serve
+// the buffer and datatype (no plan, too large for one message, absolute addresses).
+std::shared_ptr<const TypePlan> plan_for(const void* buf, int count, MPI_Datatype type,
+                                         int64_t* bytes) {
+  if (count < 0) return nullptr;
+  std::shared_ptr<const TypePlan> plan = share_plan(type);
+  if (!plan) return nullptr;
+  *bytes = static_cast<int64_t>(count) * plan->plan.size();
+  if (*bytes > INT_MAX || (!buf && *bytes > 0)) return nullptr;
+  return plan;
+}
+
+std::atomic<int> thread_level{MPI_THREAD_SINGLE};
+
+// The channels by communicator, and each thread's last lookup (a channel per communicator
+// call would otherwise take a lock). Every change to the map bumps the epoch.
+std::mutex channels_mutex;
+std::atomic<uint64_t> channels_epoch{1};
+std::unordered_map<MPI_Comm, std::shared_ptr<SelfChannel>>& channels() {
+  static auto* map = new std::unordered_map<MPI_Comm, std::shared_ptr<SelfChannel>>();
+  return *map;
+}
+struct LastChannel {
+  MPI_Comm comm;
+  uint64_t epoch;
+  SelfChannel* channel;  // null when none is active
+  int rank;              // this process in comm, or -1 (intercommunicator)
+};
+thread_local LastChannel last_channel{MPI_COMM_NULL, 0, nullptr, -1};
+
+// The channel of `comm`, created on first use (demoted if `demoted`); under channels_mutex.
+SelfChannel& channel_locked(MPI_Comm comm, bool demoted) {
+  auto& slot = channels()[comm];
+  if (!slot) {
+    int inter = 0, rank = -1, has_ub = 0;
+    int* tag_ub = nullptr;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (!inter) PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &has_ub);
+    slot = std::make_shared<SelfChannel>(comm, rank, has_ub && tag_ub ? *tag_ub : 32767,
+                                         !inter && !demoted);
+    if (!inter && demoted) count(Counter::SelfDemoted);
+    channels_epoch.fetch_add(1, std::memory_order_release);
+  }
+  return *slot;
+}
+
+bool channel_enabled() {
+  return !config().disabled && config().self_channel &&
+         thread_level.load(std::memory_order_relaxed) < MPI_THREAD_MULTIPLE;
+}
+
+}  // namespace
+
+void note_thread_level(int provided) {
+  thread_level.store(provided, std::memory_order_relaxed);
+}
+
+SelfChannel* self_channel(MPI_Comm comm, int peer) {
+  if (peer < 0 || comm == MPI_COMM_NULL || !channel_enabled()) return nullptr;
+  LastChannel& last = last_channel;
+  const uint64_t epoch = channels_epoch.load(std::memory_order_acquire);
+  if (last.comm != comm || last.epoch != epoch) {
+    std::lock_guard<std::mutex> lock(channels_mutex);
+    SelfChannel& channel = channel_locked(comm, false);
+    last = {comm, channels_epoch.load(std::memory_order_relaxed),
+            channel.active() ? &channel : nullptr, channel.rank()};
+  }
+  return peer == last.rank ? last.channel : nullptr;
+}
+
+void demote_self_channel(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || !channel_enabled()) return;
+  const LastChannel& last = last_channel;
+  if (last.comm == comm && !last.channel &&
+      last.epoch == channels_epoch.load(std::memory_order_acquire))
+    return;  // already demoted
+  std::shared_ptr<SelfChannel> channel;
+  {
+    std::lock_guard<std::mutex> lock(channels_mutex);
+    auto found = channels().find(comm);
+    if (found == channels().end()) {
+      channel_locked(comm, true);
+      return;
+    }
+    channel = found->second;
+  }
+  channel->demote();
+}
+
+void forget_self_channel(MPI_Comm comm) {
+  std::lock_guard<std::mutex> lock(channels_mutex);
+  if (channels().erase(comm)) channels_epoch.fetch_add(1, std::memory_order_release);
+}
+
+void withdraw_self_receive(MPI_Request request) {
+  if (!channel_enabled() || request == MPI_REQUEST_NULL) return;
+  std::vector<std::shared_ptr<SelfChannel>> all;
+  {
+    std::lock_guard<std::mutex> lock(channels_mutex);
+    for (const auto& [comm, channel] : channels())
+      if (channel->active()) all.push_back(channel);
+  }
+  for (const auto& channel : all)
+    if (channel->withdraw(request)) return;
+}
+
+void SelfChannel::demote() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active_) return;
+  active_ = false;
+  count(Counter::SelfDemoted);
+  // Queued messages match no posted receive (they would have been delivered): the host now
+  // gets them in their order, as messages the host's own engine could have packed.
+  for (Queued& message : queued_) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int bytes = static_cast<int>(message.packed.size());
+    if (host().Isend(message.packed.data(), bytes, MPI_PACKED, rank_, message.tag, comm_,
+                     &request) == MPI_SUCCESS)
+      detach_request(request, std::make_unique<HeldStaging>(std::move(message.packed)));
+  }
+  queued_.clear();
+  pending_.clear();  // plain host receives from now on
+  channels_epoch.fetch_add(1, std::memory_order_release);
+}
+
+void SelfChannel::forget(const SelfReceive* receive) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = pending_.begin(); it != pending_.end(); ++it)
+    if (it->receive == receive) {
+      pending_.erase(it);
+      return;
+    }
+}
+
+bool SelfChannel::withdraw(MPI_Request request) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = pending_.begin(); it != pending_.end(); ++it)
+    if (it->request == request) {
+      pending_.erase(it);
+      return true;
+    }
+  return false;
+}
+
+bool SelfChannel::send(const void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request,
+                       int* rc) {
+  int64_t bytes = 0;
+  const std::shared_ptr<const TypePlan> plan = plan_for(buf, count, type, &bytes);
+  if (!plan || !valid_tag(tag, false)) {
+    demote();
+    return false;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!active_) return false;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (!tags_match(it->tag, tag)) {
+      ++it;
+      continue;
+    }
+    if (bytes > static_cast<int64_t>(it->count) * it->plan->plan.size()) {
+      // Too long for the receive it matches: the host's send reaches that same receive (no
+      // other message to oneself is in the host) and reports the truncation as it would.
+      lock.unlock();
+      *rc = request ? host().Isend(buf, count, type, rank_, tag, comm_, request)
+                    : host().Send(buf, count, type, rank_, tag, comm_);
+      return true;
+    }
+    MPI_Request posted = it->request;
+    host().Cancel(&posted);
+    MPI_Status withdrawn;
+    for (int done = 0; !done;) host().Request_get_status(posted, &done, &withdrawn);
+    int cancelled = 0;
+    PMPI_Test_cancelled(&withdrawn, &cancelled);
+    if (!cancelled) {  // the host delivered into it after all: not the channel's any more
+      it = pending_.erase(it);
+      continue;
+    }
+    StagingBuffer staging(static_cast<size_t>(bytes));
+    {
+      KernelTimer timer(Counter::PackNanoseconds);
+      plan->plan.pack(buf, count, staging.data());
+    }
+    unpack_received(*it->plan, staging.data(), bytes, it->buf, it->count, false);
+    it->receive->delivered(rank_, tag, bytes);
+    pending_.erase(it);
+    count_call(Counter::SelfDelivered, Counter::SelfDeliveredBytes, static_cast<uint64_t>(bytes));
+    lock.unlock();
+    *rc = request ? completed_send_request(tag, comm_, request) : MPI_SUCCESS;
+    return true;
+  }
+  StagingBuffer packed(static_cast<size_t>(bytes));
+  {
+    KernelTimer timer(Counter::PackNanoseconds);
+    plan->plan.pack(buf, count, packed.data());
+  }
+  queued_.push_back({tag, std::move(packed)});
+  lock.unlock();
+  *rc = request ? completed_send_request(tag, comm_, request) : MPI_SUCCESS;
+  return true;
+}
+
+bool SelfChannel::receive(void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request,
+                          MPI_Status* status, int* rc) {
+  int64_t capacity = 0;
+  std::shared_ptr<const TypePlan> plan = plan_for(buf, count, type, &capacity);
+  if (!plan || !valid_tag(tag, true)) {
+    demote();
+    return false;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!active_) return false;
+  for (auto it = queued_.begin(); it != queued_.end(); ++it) {
+    if (!tags_match(tag, it->tag)) continue;
+    Queued message = std::move(*it);
+    queued_.erase(it);
+    const int64_t bytes = static_cast<int64_t>(message.packed.size());
+    if (bytes > capacity) {
+      // Too long: the host delivers it, and reports the truncation as it would.
+      lock.unlock();
+      MPI_Request send = MPI_REQUEST_NULL;
+      *rc = host().Isend(message.packed.data(), static_cast<int>(bytes), MPI_PACKED, rank_,
+                         message.tag, comm_, &send);
+      if (*rc != MPI_SUCCESS) return true;
+      detach_request(send, std::make_unique<HeldStaging>(std::move(message.packed)));
+      *rc = request ? host().Irecv(buf, count, type, rank_, tag, comm_, request)
+                    : host().Recv(buf, count, type, rank_, tag, comm_, status);
+      return true;
+    }
+    unpack_received(*plan, message.packed.data(), bytes, buf, count, false);
+    count_call(Counter::SelfDelivered, Counter::SelfDeliveredBytes, static_cast<uint64_t>(bytes));
+    lock.unlock();
+    if (!request) {
+      fill_status(status, rank_, message.tag, bytes);
+      *rc = MPI_SUCCESS;
+      return true;
+    }
+    // The request: a host receive withdrawn at once (no message to oneself is in the host, so
+    // nothing can match it first), whose completion reports the message. Not a receive from
+    // MPI_PROC_NULL: Open MPI hands every such request the same handle.
+    *rc = host().Irecv(buf, count, type, rank_, tag, comm_, request);
+    if (*rc != MPI_SUCCESS) return true;
+    host().Cancel(request);
+    track_request(*request, std::make_unique<SelfReceive>(rank_, message.tag, bytes));
+    return true;
+  }
+  lock.unlock();
+  // Nothing queued. Below MPI_THREAD_MULTIPLE no other call can send to this process while a
+  // blocking receive waits, so it waits in the host as it would without Loom.
+  if (!request) {
+    *rc = host().Recv(buf, count, type, rank_, tag, comm_, status);
+    return true;
+  }
+  *rc = host().Irecv(buf, count, type, rank_, tag, comm_, request);
+  if (*rc != MPI_SUCCESS) return true;
+  auto receive = std::make_unique<SelfReceive>(shared_from_this());
+  lock.lock();
+  pending_.push_back({*request, tag, buf, count, std::move(plan), receive.get()});
+  lock.unlock();
+  track_request(*request, std::move(receive));
+  return true;
+}
+
+bool SelfChannel::probe(int tag, MPI_Status* status) {
+  if (!valid_tag(tag, true)) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Queued& message : queued_)
+    if (tags_match(tag, message.tag)) {
+      fill_status(status, rank_, message.tag, static_cast<int64_t>(message.packed.size()));
+      return true;
+    }
+  return false;
+}
+
+}  // namespace loom::interpose

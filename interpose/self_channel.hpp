@@ -1,0 +1,100 @@
+// A process's messages to itself, delivered by Loom instead of the host (docs/p2p.md,
+// "Messages a rank sends to itself"). MPICH's own path for them copies twice through its
+// shared memory and, with a second busy rank on the node, ran four times slower than alone;
+// Loom packs the sender's data and unpacks it into the receive, or keeps a packed copy until a
+// receive is posted.
+//
+// Matching stays exact because only this process can send to itself: while a communicator's
+// channel is active, every message a rank sends to itself on it goes through the channel, and
+// every receive from itself is posted to the host as usual, so that it holds a real request,
+// and withdrawn (MPI_Cancel) when the channel delivers into it. Calls whose matching would mix
+// the channel's messages with the host's (a wildcard source, a matched probe) or that the
+// channel does not serve (synchronous, buffered and persistent operations with oneself,
+// MPI_Sendrecv_replace, datatypes without a Loom plan) first demote the communicator's
+// channel for good: its queued messages go to the host in order, as MPI_PACKED. Only below
+// MPI_THREAD_MULTIPLE: withdrawing a receive must not race another thread's completion call.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "interpose/staging.hpp"
+
+namespace loom::interpose {
+
+struct TypePlan;
+class SelfReceive;
+
+// Called at MPI_Init*: the channel runs only below MPI_THREAD_MULTIPLE.
+void note_thread_level(int provided);
+
+class SelfChannel : public std::enable_shared_from_this<SelfChannel> {
+ public:
+  // An inactive channel serves nothing: an intercommunicator's, or one created demoted.
+  SelfChannel(MPI_Comm comm, int rank, int tag_ub, bool active)
+      : comm_(comm), rank_(rank), tag_ub_(tag_ub), active_(active) {}
+
+  // Each returns false, having done nothing, when the channel does not serve the call (it is
+  // then demoted and the caller goes on to the host); otherwise *rc is the call's result.
+  // A send with `request` null is blocking. A send never waits for its receive: without one
+  // posted it leaves a packed copy, as a host's eager protocol would.
+  bool send(const void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request, int* rc);
+  // A receive with `request` null is blocking, and fills `status` (may be MPI_STATUS_IGNORE).
+  bool receive(void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request,
+               MPI_Status* status, int* rc);
+  // MPI_Iprobe for a queued message; false when none is queued.
+  bool probe(int tag, MPI_Status* status);
+
+  void demote();
+  bool active() const { return active_; }
+  int rank() const { return rank_; }
+  // Called by a receive's completion, and by MPI_Cancel: the channel no longer delivers into it.
+  void forget(const SelfReceive* receive);
+  bool withdraw(MPI_Request request);
+
+ private:
+  struct Queued {
+    int tag;
+    StagingBuffer packed;  // the sender's data as the host's MPI_Pack would write it
+  };
+  struct Pending {
+    MPI_Request request;
+    int tag;
+    void* buf;
+    int count;
+    std::shared_ptr<const TypePlan> plan;
+    SelfReceive* receive;
+  };
+
+  // A tag the host accepts: the channel leaves any other to the host, which reports the error.
+  bool valid_tag(int tag, bool receive) const {
+    return (tag >= 0 && tag <= tag_ub_) || (receive && tag == MPI_ANY_TAG);
+  }
+
+  MPI_Comm comm_;
+  int rank_;
+  int tag_ub_;
+  bool active_;
+  std::mutex mutex_;
+  std::deque<Queued> queued_;   // sent, not yet received: in send order
+  std::list<Pending> pending_;  // posted receives not yet delivered into: in post order
+};
+
+// The channel that owns `peer`'s messages on `comm`, when `peer` is this process and the
+// channel is active; null otherwise (another peer, MPI_PROC_NULL, MPI_ANY_SOURCE, an
+// intercommunicator, LOOM_SELF=0, MPI_THREAD_MULTIPLE, or a demoted channel).
+SelfChannel* self_channel(MPI_Comm comm, int peer);
+// Demotes `comm`'s channel, creating it demoted if it does not exist yet: for a wildcard
+// source, whose receive or probe could match a message the channel would otherwise hold.
+void demote_self_channel(MPI_Comm comm);
+void forget_self_channel(MPI_Comm comm);  // MPI_Comm_free / MPI_Comm_disconnect
+// MPI_Cancel of a receive the channel could still deliver into: withdraws it first.
+void withdraw_self_receive(MPI_Request request);
+
+}  // namespace loom::interpose
