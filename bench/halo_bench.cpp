@@ -595,8 +595,9 @@ int run_halo(int argc, char** argv) {
     std::printf(
         "\nhost MPI: %s, %d ranks   (time per exchange of all 26 ghost regions, slowest rank,\n"
         "median over samples; bytes/rank: sent per exchange by one rank; host/loom > 1: Loom\n"
-        "is faster; route: which engine served Loom's calls (loom = packed by Loom, host =\n"
-        "left to the host, mixed = some of each, - = none counted: Loom not interposing))\n\n",
+        "is faster; route: which engine served Loom's calls (loom = packed by Loom or, for a\n"
+        "rank's messages to itself, delivered by Loom; host = left to the host, mixed = some\n"
+        "of each, - = none counted: Loom not interposing))\n\n",
         mpi_name.c_str(), ranks);
     table.print(stdout);
     std::vector<double> ratios;

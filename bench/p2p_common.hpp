@@ -35,7 +35,8 @@ inline Element element_for_block(int64_t block_bytes) {
 }
 
 // Which engine served a measured exchange, from the LOOM_STATS counters of this rank taken
-// before and after it: "loom" (packed by Loom, sent as bytes), "host" (Loom left the derived
+// before and after it: "loom" (packed by Loom, sent as bytes, or a message to the rank itself
+// that Loom delivered), "host" (Loom left the derived
 // type to the host MPI), "mixed", or "-" when Loom saw no such call at all (Loom inactive, or
 // a build of libloom that does not interpose this MPI call).
 inline std::string route_of(uint64_t loom_calls, uint64_t host_calls) {
@@ -50,8 +51,9 @@ struct RouteCounters {
   static RouteCounters now() {
     loom_stats s;
     loom_get_stats(&s);
-    return {s.send_packed + s.recv_unpacked, s.send_host + s.recv_host, s.collective_packed,
-            s.collective_host};
+    // A message to oneself that Loom delivered served a send and a receive.
+    return {s.send_packed + s.recv_unpacked + 2 * s.self_delivered, s.send_host + s.recv_host,
+            s.collective_packed, s.collective_host};
   }
   RouteCounters since(const RouteCounters& before) const {
     return {p2p_loom - before.p2p_loom, p2p_host - before.p2p_host, coll_loom - before.coll_loom,
