@@ -279,6 +279,11 @@ const char* host_mpi_family() {
   return family;
 }
 
+bool host_is_mpich() {
+  static const bool mpich = std::strcmp(host_mpi_family(), "mpich") == 0;
+  return mpich;
+}
+
 std::string host_transport_settings() {
   // Only the running host's own settings: another MPI's variables change nothing here.
   static constexpr std::string_view kOpenMpi[] = {"OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl",

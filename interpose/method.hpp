@@ -56,6 +56,7 @@ void preload_method_model();
 
 // "openmpi" or "mpich", from MPI_Get_library_version (callable before MPI_Init).
 const char* host_mpi_family();
+bool host_is_mpich();  // host_mpi_family() is "mpich"
 // A short name of the running host MPI, e.g. "Open MPI v4.1.4" or "MPICH 4.0.2": what a
 // calibration records in "host_mpi".
 std::string host_mpi_version();

@@ -23,11 +23,6 @@
 namespace loom::interpose {
 namespace {
 
-bool host_is_mpich() {
-  static const bool mpich = std::strcmp(host_mpi_family(), "mpich") == 0;
-  return mpich;
-}
-
 // How one side of a message travels: `plan` set means Loom packs `bytes` bytes.
 struct Route {
   const TypePlan* plan = nullptr;
@@ -135,24 +130,6 @@ StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
   }
   count_call(Counter::SendPacked, Counter::SendPackedBytes, static_cast<uint64_t>(r.bytes));
   return staging;
-}
-
-// The bytes a completed receive delivered into staging, given its error code. After
-// MPI_ERR_TRUNCATE Open MPI delivers the bytes that fit (the status says how many), so
-// Loom unpacks them as the host would have; MPICH 4.0 delivers nothing to a derived
-// receive and its status count is then undefined, so Loom unpacks nothing either.
-int64_t received_bytes(const MPI_Status& status, int error) {
-  if (error != MPI_SUCCESS) {
-    int error_class = MPI_ERR_OTHER;
-    PMPI_Error_class(error, &error_class);
-    if (error_class != MPI_ERR_TRUNCATE || host_is_mpich()) return 0;
-  }
-  int cancelled = 0;
-  PMPI_Test_cancelled(&status, &cancelled);
-  if (cancelled) return 0;
-  MPI_Count bytes = 0;
-  PMPI_Get_elements_x(&status, MPI_BYTE, &bytes);
-  return bytes == MPI_UNDEFINED ? 0 : static_cast<int64_t>(bytes);
 }
 
 class StagedRecv final : public PendingOp {

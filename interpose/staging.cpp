@@ -1,6 +1,7 @@
 #include "interpose/staging.hpp"
 
 #include "interpose/datatype.hpp"
+#include "interpose/method.hpp"
 #include "interpose/runtime.hpp"
 
 #include <algorithm>
@@ -133,6 +134,20 @@ void unpack_received(const TypePlan& type, const char* staged, int64_t received,
   }
   if (as_receive)
     count_call(Counter::RecvUnpacked, Counter::RecvUnpackedBytes, static_cast<uint64_t>(received));
+}
+
+int64_t received_bytes(const MPI_Status& status, int error) {
+  if (error != MPI_SUCCESS) {
+    int error_class = MPI_ERR_OTHER;
+    PMPI_Error_class(error, &error_class);
+    if (error_class != MPI_ERR_TRUNCATE || host_is_mpich()) return 0;
+  }
+  int cancelled = 0;
+  PMPI_Test_cancelled(&status, &cancelled);
+  if (cancelled) return 0;
+  MPI_Count bytes = 0;
+  PMPI_Get_elements_x(&status, MPI_BYTE, &bytes);
+  return bytes == MPI_UNDEFINED ? 0 : static_cast<int64_t>(bytes);
 }
 
 }  // namespace loom::interpose

@@ -51,5 +51,10 @@ struct TypePlan;
 // Loom delivers is counted as such instead).
 void unpack_received(const TypePlan& type, const char* staged, int64_t received, void* buf,
                      int count, bool as_receive = true);
+// The bytes a completed receive delivered into staging, given its error code. After
+// MPI_ERR_TRUNCATE Open MPI delivers the bytes that fit (the status says how many), so
+// Loom unpacks them as the host would have; MPICH 4.0 delivers nothing to a derived
+// receive and its status count is then undefined, so Loom unpacks nothing either.
+int64_t received_bytes(const MPI_Status& status, int error);
 
 }  // namespace loom::interpose
