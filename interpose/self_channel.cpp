@@ -1,7 +1,9 @@
 #include "interpose/self_channel.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstring>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -96,21 +98,30 @@ std::shared_ptr<const TypePlan> plan_for(const void* buf, int count, MPI_Datatyp
 
 std::atomic<int> thread_level{MPI_THREAD_SINGLE};
 
-// The channels by communicator, and each thread's last lookup (a channel per communicator
-// call would otherwise take a lock). Every change to the map bumps the epoch.
+// The channels by communicator, and each thread's recent lookups (every send and receive asks,
+// and would otherwise take a lock). Every change to the map bumps the epoch.
 std::mutex channels_mutex;
 std::atomic<uint64_t> channels_epoch{1};
 std::unordered_map<MPI_Comm, std::shared_ptr<SelfChannel>>& channels() {
   static auto* map = new std::unordered_map<MPI_Comm, std::shared_ptr<SelfChannel>>();
   return *map;
 }
-struct LastChannel {
+struct CachedChannel {
   MPI_Comm comm;
-  uint64_t epoch;
+  uint64_t epoch;        // 0: empty (the epoch starts at 1)
   SelfChannel* channel;  // null when none is active
   int rank;              // this process in comm, or -1 (intercommunicator)
 };
-thread_local LastChannel last_channel{MPI_COMM_NULL, 0, nullptr, -1};
+// Four communicators, direct-mapped by handle: a program alternating between a few (the world
+// and a Cartesian one) still finds each here.
+constexpr size_t kCachedComms = 4;
+thread_local CachedChannel cached_channels[kCachedComms] = {};
+CachedChannel& cached_channel(MPI_Comm comm) {
+  uint64_t bits = 0;  // Open MPI's handles are pointers, MPICH's integers
+  std::memcpy(&bits, &comm, std::min(sizeof comm, sizeof bits));
+  bits ^= (bits >> 4) ^ (bits >> 12) ^ (bits >> 24);
+  return cached_channels[bits % kCachedComms];
+}
 
 // The channel of `comm`, created on first use (demoted if `demoted`); under channels_mutex.
 SelfChannel& channel_locked(MPI_Comm comm, bool demoted) {
@@ -142,7 +153,7 @@ void note_thread_level(int provided) {
 
 SelfChannel* self_channel(MPI_Comm comm, int peer) {
   if (peer < 0 || comm == MPI_COMM_NULL || !channel_enabled()) return nullptr;
-  LastChannel& last = last_channel;
+  CachedChannel& last = cached_channel(comm);
   const uint64_t epoch = channels_epoch.load(std::memory_order_acquire);
   if (last.comm != comm || last.epoch != epoch) {
     std::lock_guard<std::mutex> lock(channels_mutex);
@@ -155,7 +166,7 @@ SelfChannel* self_channel(MPI_Comm comm, int peer) {
 
 void demote_self_channel(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL || !channel_enabled()) return;
-  const LastChannel& last = last_channel;
+  const CachedChannel& last = cached_channel(comm);
   if (last.comm == comm && !last.channel &&
       last.epoch == channels_epoch.load(std::memory_order_acquire))
     return;  // already demoted
