@@ -15,6 +15,19 @@
 #include "interpose/staging.hpp"
 
 namespace loom::interpose {
+namespace {
+
+// The status of a message the channel delivered, as the host reports one: not cancelled, even
+// where the host's own request was withdrawn to make way for it.
+void fill_status(MPI_Status* status, int source, int tag, int64_t bytes) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = source;
+  status->MPI_TAG = tag;
+  PMPI_Status_set_elements_x(status, MPI_BYTE, bytes);
+  PMPI_Status_set_cancelled(status, 0);
+}
+
+}  // namespace
 
 // What a receive's request finishes with: the message the channel delivered, or what the
 // host delivered into the receive's staging (a message too long for it, sent through the host
@@ -45,10 +58,7 @@ class SelfReceive final : public PendingOp {
                         count_);
       return MPI_SUCCESS;
     }
-    status->MPI_SOURCE = source_;
-    status->MPI_TAG = tag_;
-    PMPI_Status_set_elements_x(status, MPI_BYTE, bytes_);
-    PMPI_Status_set_cancelled(status, 0);  // the request was withdrawn from the host
+    fill_status(status, source_, tag_, bytes_);
     return MPI_SUCCESS;
   }
 
@@ -67,14 +77,6 @@ namespace {
 
 bool tags_match(int posted, int sent) {
   return posted == MPI_ANY_TAG || posted == sent;
-}
-
-void fill_status(MPI_Status* status, int source, int tag, int64_t bytes) {
-  if (status == MPI_STATUS_IGNORE) return;
-  status->MPI_SOURCE = source;
-  status->MPI_TAG = tag;
-  PMPI_Status_set_elements_x(status, MPI_BYTE, bytes);
-  PMPI_Status_set_cancelled(status, 0);
 }
 
 // A send's request once its message is delivered or queued: complete at once, as the host's
