@@ -94,6 +94,14 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
   return r;
 }
 
+// The common case, decided inline before anything else: a contiguous or basic datatype
+// (nothing to pack) to or from another process (no self channel to serve it). A wildcard
+// source is not: it must demote the self channel.
+[[gnu::always_inline]] inline bool passes_through(MPI_Datatype type, MPI_Comm comm, int peer) {
+  const TypePlan* plan = find_plan(type);
+  return plan && plan->plan.dense() && peer != MPI_ANY_SOURCE && !self_channel(comm, peer);
+}
+
 // Reports a tried message's duration when the blocking call returns. Only tried messages
 // (Route::trial set) get one: a clock read would add to every small message.
 class TrialClock {
@@ -277,38 +285,50 @@ using namespace loom::interpose;  // NOLINT: the MPI entry points below are this
 
 extern "C" int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                         MPI_Comm comm) {
+  if (passes_through(type, comm, dest)) return host().Send(buf, count, type, dest, tag, comm);
   return blocking_send(host().Send, Timing::Timed, buf, count, type, dest, tag, comm);
 }
 extern "C" int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
+  if (passes_through(type, comm, dest)) return host().Ssend(buf, count, type, dest, tag, comm);
   return blocking_send(host().Ssend, Timing::Timed, buf, count, type, dest, tag, comm);
 }
 extern "C" int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
+  if (passes_through(type, comm, dest)) return host().Rsend(buf, count, type, dest, tag, comm);
   return blocking_send(host().Rsend, Timing::Untimed, buf, count, type, dest, tag, comm);
 }
 // The host copies a buffered send into the attached buffer before returning, so the
 // staging buffer can go at once (the packed size never exceeds MPI_Pack_size's answer).
 extern "C" int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
+  if (passes_through(type, comm, dest)) return host().Bsend(buf, count, type, dest, tag, comm);
   return blocking_send(host().Bsend, Timing::Untimed, buf, count, type, dest, tag, comm);
 }
 
 extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm, MPI_Request* request) {
+  if (passes_through(type, comm, dest))
+    return host().Isend(buf, count, type, dest, tag, comm, request);
   return nonblocking_send(host().Isend, Timing::Timed, buf, count, type, dest, tag, comm, request);
 }
 extern "C" int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
+  if (passes_through(type, comm, dest))
+    return host().Issend(buf, count, type, dest, tag, comm, request);
   return nonblocking_send(host().Issend, Timing::Timed, buf, count, type, dest, tag, comm, request);
 }
 extern "C" int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
+  if (passes_through(type, comm, dest))
+    return host().Irsend(buf, count, type, dest, tag, comm, request);
   return nonblocking_send(host().Irsend, Timing::Untimed, buf, count, type, dest, tag, comm,
                           request);
 }
 extern "C" int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
+  if (passes_through(type, comm, dest))
+    return host().Ibsend(buf, count, type, dest, tag, comm, request);
   return nonblocking_send(host().Ibsend, Timing::Untimed, buf, count, type, dest, tag, comm,
                           request);
 }
@@ -332,6 +352,8 @@ extern "C" int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int
 
 extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Status* status) {
+  if (passes_through(type, comm, source))
+    return host().Recv(buf, count, type, source, tag, comm, status);
   if (SelfChannel* self = self_source(comm, source)) {
     int rc = MPI_SUCCESS;
     if (self->receive(buf, count, type, tag, nullptr, status, &rc)) return rc;
@@ -344,6 +366,8 @@ extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int
 
 extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
                          MPI_Comm comm, MPI_Request* request) {
+  if (passes_through(type, comm, source))
+    return host().Irecv(buf, count, type, source, tag, comm, request);
   if (SelfChannel* self = self_source(comm, source); self && request) {
     int rc = MPI_SUCCESS;
     if (self->receive(buf, count, type, tag, request, MPI_STATUS_IGNORE, &rc)) return rc;

@@ -100,30 +100,16 @@ std::shared_ptr<const TypePlan> plan_for(const void* buf, int count, MPI_Datatyp
 
 std::atomic<int> thread_level{MPI_THREAD_SINGLE};
 
-// The channels by communicator, and each thread's recent lookups (every send and receive asks,
-// and would otherwise take a lock). Every change to the map bumps the epoch.
+// The channels by communicator; each thread's recent lookups are in
+// detail::cached_channels.
 std::mutex channels_mutex;
-std::atomic<uint64_t> channels_epoch{1};
 std::unordered_map<MPI_Comm, std::shared_ptr<SelfChannel>>& channels() {
   static auto* map = new std::unordered_map<MPI_Comm, std::shared_ptr<SelfChannel>>();
   return *map;
 }
-struct CachedChannel {
-  MPI_Comm comm;
-  uint64_t epoch;        // 0: empty (the epoch starts at 1)
-  SelfChannel* channel;  // null when none is active
-  int rank;              // this process in comm, or -1 (intercommunicator)
-};
-// Four communicators, direct-mapped by handle: a program alternating between a few (the world
-// and a Cartesian one) still finds each here.
-constexpr size_t kCachedComms = 4;
-thread_local CachedChannel cached_channels[kCachedComms] = {};
-CachedChannel& cached_channel(MPI_Comm comm) {
-  uint64_t bits = 0;  // Open MPI's handles are pointers, MPICH's integers
-  std::memcpy(&bits, &comm, std::min(sizeof comm, sizeof bits));
-  bits ^= (bits >> 4) ^ (bits >> 12) ^ (bits >> 24);
-  return cached_channels[bits % kCachedComms];
-}
+using detail::cached_channel;
+using detail::CachedChannel;
+using detail::channels_epoch;
 
 // The channel of `comm`, created on first use (demoted if `demoted`); under channels_mutex.
 SelfChannel& channel_locked(MPI_Comm comm, bool demoted) {
@@ -149,21 +135,29 @@ bool channel_enabled() {
 
 }  // namespace
 
+namespace detail {
+std::atomic<uint64_t> channels_epoch{1};
+
+SelfChannel* self_channel_slow(MPI_Comm comm, int peer) {
+  if (comm == MPI_COMM_NULL) return nullptr;
+  CachedChannel& last = cached_channel(comm);
+  if (!channel_enabled()) {
+    // Cached too, so that the pass-through path of a disabled channel stays inline.
+    last = {comm, channels_epoch.load(std::memory_order_acquire), nullptr, -1};
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(channels_mutex);
+  SelfChannel& channel = channel_locked(comm, false);
+  last = {comm, channels_epoch.load(std::memory_order_relaxed),
+          channel.active() ? &channel : nullptr, channel.rank()};
+  return peer == last.rank ? last.channel : nullptr;
+}
+}  // namespace detail
+
 void note_thread_level(int provided) {
   thread_level.store(provided, std::memory_order_relaxed);
-}
-
-SelfChannel* self_channel(MPI_Comm comm, int peer) {
-  if (peer < 0 || comm == MPI_COMM_NULL || !channel_enabled()) return nullptr;
-  CachedChannel& last = cached_channel(comm);
-  const uint64_t epoch = channels_epoch.load(std::memory_order_acquire);
-  if (last.comm != comm || last.epoch != epoch) {
-    std::lock_guard<std::mutex> lock(channels_mutex);
-    SelfChannel& channel = channel_locked(comm, false);
-    last = {comm, channels_epoch.load(std::memory_order_relaxed),
-            channel.active() ? &channel : nullptr, channel.rank()};
-  }
-  return peer == last.rank ? last.channel : nullptr;
+  // Cached "disabled" answers may change with the level.
+  channels_epoch.fetch_add(1, std::memory_order_release);
 }
 
 void demote_self_channel(MPI_Comm comm) {

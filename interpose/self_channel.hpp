@@ -17,7 +17,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <list>
 #include <memory>
@@ -86,10 +89,41 @@ class SelfChannel : public std::enable_shared_from_this<SelfChannel> {
   std::list<Pending> pending_;  // posted receives not yet delivered into: in post order
 };
 
+namespace detail {
+// Each thread's recent lookups of channels by communicator: every send and receive asks, and
+// would otherwise take the registry's lock. Every change to the registry, or to whether
+// channels are enabled, bumps the epoch, which starts at 1 (0 marks an empty entry).
+struct CachedChannel {
+  MPI_Comm comm;
+  uint64_t epoch;
+  SelfChannel* channel;  // null when none is active
+  int rank;              // this process in comm, or -1 (intercommunicator, channels disabled)
+};
+extern std::atomic<uint64_t> channels_epoch;
+// Four communicators, direct-mapped by handle: a program alternating between a few (the world
+// and a Cartesian one) still finds each here.
+constexpr size_t kCachedComms = 4;
+inline thread_local CachedChannel cached_channels[kCachedComms] = {};
+inline CachedChannel& cached_channel(MPI_Comm comm) {
+  uint64_t bits = 0;  // Open MPI's handles are pointers, MPICH's integers
+  std::memcpy(&bits, &comm, std::min(sizeof comm, sizeof bits));
+  bits ^= (bits >> 4) ^ (bits >> 12) ^ (bits >> 24);
+  return cached_channels[bits % kCachedComms];
+}
+SelfChannel* self_channel_slow(MPI_Comm comm, int peer);
+}  // namespace detail
+
 // The channel that owns `peer`'s messages on `comm`, when `peer` is this process and the
 // channel is active; null otherwise (another peer, MPI_PROC_NULL, MPI_ANY_SOURCE, an
-// intercommunicator, LOOM_SELF=0, MPI_THREAD_MULTIPLE, or a demoted channel).
-SelfChannel* self_channel(MPI_Comm comm, int peer);
+// intercommunicator, LOOM_SELF=0, MPI_THREAD_MULTIPLE, or a demoted channel). Inline: every
+// send and receive asks, and the answer is nearly always a cached "not this process".
+inline SelfChannel* self_channel(MPI_Comm comm, int peer) {
+  if (peer < 0) return nullptr;
+  const detail::CachedChannel& last = detail::cached_channel(comm);
+  if (last.comm == comm && last.epoch == detail::channels_epoch.load(std::memory_order_acquire))
+    return peer == last.rank ? last.channel : nullptr;
+  return detail::self_channel_slow(comm, peer);
+}
 // Demotes `comm`'s channel, creating it demoted if it does not exist yet: for a wildcard
 // source, whose receive or probe could match a message the channel would otherwise hold.
 void demote_self_channel(MPI_Comm comm);
