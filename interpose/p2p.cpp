@@ -241,7 +241,15 @@ int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, 
 
 int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Datatype type,
                     int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  if (SelfChannel* self = self_channel(comm, dest)) self->demote();
+  if (SelfChannel* self = self_channel(comm, dest)) {
+    // Standard and ready sends to oneself; synchronous and buffered ones keep the host's
+    // semantics (completion at the match, the attached buffer).
+    int rc = MPI_SUCCESS;
+    if ((host_init == host().Send_init || host_init == host().Rsend_init) && request &&
+        self->send_init(buf, count, type, tag, request, &rc))
+      return rc;
+    self->demote();
+  }
   const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
@@ -386,7 +394,10 @@ extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, in
 
 extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
                              MPI_Comm comm, MPI_Request* request) {
-  if (SelfChannel* self = self_source(comm, source)) self->demote();
+  if (SelfChannel* self = self_source(comm, source); self && request) {
+    int rc = MPI_SUCCESS;
+    if (self->receive_init(buf, count, type, tag, request, &rc)) return rc;
+  }
   const Route r = route(buf, count, type, comm, source, false, kOverlapping);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Recv_init(buf, count, type, source, tag, comm, request);

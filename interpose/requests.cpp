@@ -6,6 +6,7 @@
 // its claimant instead of being mistaken for the new request's.
 #include "interpose/requests.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
@@ -436,20 +437,29 @@ extern "C" int MPI_Request_free(MPI_Request* request) {
 }
 
 extern "C" int MPI_Start(MPI_Request* request) {
+  PendingOp* op = nullptr;
   if (request && !table().empty())
-    if (PendingOp* op = table().persistent_op(*request)) {
+    if ((op = table().persistent_op(*request))) {
       if (const int rc = op->on_start(); rc != MPI_SUCCESS) return rc;
       table().mark_started(*request);
     }
-  return host().Start(request);
+  const int rc = host().Start(request);
+  if (op && rc == MPI_SUCCESS) op->on_started(*request);
+  return rc;
 }
 
 extern "C" int MPI_Startall(int count, MPI_Request requests[]) {
-  if (requests && !table().empty())
+  if (!requests || table().empty()) return host().Startall(count, requests);
+  std::vector<PendingOp*> ops(static_cast<size_t>(std::max(count, 0)), nullptr);
+  for (int i = 0; i < count; ++i)
+    if (PendingOp* op = table().persistent_op(requests[i])) {
+      if (const int rc = op->on_start(); rc != MPI_SUCCESS) return rc;
+      table().mark_started(requests[i]);
+      ops[static_cast<size_t>(i)] = op;
+    }
+  const int rc = host().Startall(count, requests);
+  if (rc == MPI_SUCCESS)
     for (int i = 0; i < count; ++i)
-      if (PendingOp* op = table().persistent_op(requests[i])) {
-        if (const int rc = op->on_start(); rc != MPI_SUCCESS) return rc;
-        table().mark_started(requests[i]);
-      }
-  return host().Startall(count, requests);
+      if (PendingOp* op = ops[static_cast<size_t>(i)]) op->on_started(requests[i]);
+  return rc;
 }

@@ -20,6 +20,8 @@ class PendingOp {
   virtual int on_complete(MPI_Status* status) = 0;
   // Persistent requests only: runs at MPI_Start/Startall before the host starts it.
   virtual int on_start() { return MPI_SUCCESS; }
+  // Persistent requests only: runs once the host has started `request`.
+  virtual void on_started(MPI_Request /*request*/) {}
   virtual bool persistent() const { return false; }
 };
 

@@ -31,16 +31,18 @@ void fill_status(MPI_Status* status, int source, int tag, int64_t bytes) {
 
 // What a receive's request finishes with: the message the channel delivered, or what the
 // host delivered into the receive's staging (a message too long for it, sent through the host
-// so that the host reports the truncation).
+// so that the host reports the truncation, or any message once the channel is demoted).
 class SelfReceive final : public PendingOp {
  public:
+  // `tag` is a persistent receive's: each start asks the channel anew.
   SelfReceive(std::shared_ptr<SelfChannel> channel, std::shared_ptr<const TypePlan> plan, void* buf,
-              int count, StagingBuffer staging)
+              int count, StagingBuffer staging, int persistent_tag = kNotPersistent)
       : channel_(std::move(channel)),
         plan_(std::move(plan)),
         buf_(buf),
         count_(count),
-        staging_(std::move(staging)) {}
+        staging_(std::move(staging)),
+        persistent_tag_(persistent_tag) {}
   // A receive the channel served at once, on a host request withdrawn at once.
   SelfReceive(int source, int tag, int64_t bytes) { delivered(source, tag, bytes); }
 
@@ -58,16 +60,23 @@ class SelfReceive final : public PendingOp {
                         count_);
       return MPI_SUCCESS;
     }
+    delivered_ = false;  // a persistent receive starts again undelivered
     fill_status(status, source_, tag_, bytes_);
     return MPI_SUCCESS;
   }
+  bool persistent() const override { return persistent_tag_ != kNotPersistent; }
+  void on_started(MPI_Request request) override {
+    channel_->start_receive(this, request, persistent_tag_, buf_, count_, plan_);
+  }
 
  private:
+  static constexpr int kNotPersistent = INT_MIN;  // no tag is negative but MPI_ANY_TAG
   std::shared_ptr<SelfChannel> channel_;
   std::shared_ptr<const TypePlan> plan_;
   void* buf_ = nullptr;
   int count_ = 0;
   StagingBuffer staging_;
+  int persistent_tag_ = kNotPersistent;
   bool delivered_ = false;
   int source_ = MPI_PROC_NULL, tag_ = MPI_ANY_TAG;
   int64_t bytes_ = 0;
@@ -355,6 +364,119 @@ bool SelfChannel::receive(void* buf, int count, MPI_Datatype type, int tag, MPI_
   lock.unlock();
   track_request(*request, std::move(receive));
   return true;
+}
+
+namespace {
+
+// A persistent send to oneself: the user's request is the host's persistent send to
+// MPI_PROC_NULL, which completes as soon as it starts; each start delivers or queues the
+// user's current data through the channel, or, once the channel is demoted, sends it through
+// the host as MPI_PACKED (completing later, on Loom's own, as a buffered send would).
+class SelfPersistentSend final : public PendingOp {
+ public:
+  SelfPersistentSend(std::shared_ptr<SelfChannel> channel, std::shared_ptr<const TypePlan> plan,
+                     const void* buf, int count, MPI_Datatype type, int tag, MPI_Comm comm,
+                     int rank)
+      : channel_(std::move(channel)),
+        plan_(std::move(plan)),
+        buf_(buf),
+        count_(count),
+        type_(type),
+        tag_(tag),
+        comm_(comm),
+        rank_(rank) {}
+  int on_start() override {
+    int rc = MPI_SUCCESS;
+    if (channel_->send(buf_, count_, type_, tag_, nullptr, &rc)) return rc;
+    StagingBuffer packed(static_cast<size_t>(count_) * static_cast<size_t>(plan_->plan.size()));
+    {
+      KernelTimer timer(Counter::PackNanoseconds);
+      plan_->plan.pack(buf_, count_, packed.data());
+    }
+    MPI_Request send = MPI_REQUEST_NULL;
+    rc = host().Isend(packed.data(), static_cast<int>(packed.size()), MPI_PACKED, rank_, tag_,
+                      comm_, &send);
+    if (rc == MPI_SUCCESS) detach_request(send, std::make_unique<HeldStaging>(std::move(packed)));
+    return rc;
+  }
+  int on_complete(MPI_Status*) override { return MPI_SUCCESS; }
+  bool persistent() const override { return true; }
+
+ private:
+  std::shared_ptr<SelfChannel> channel_;
+  std::shared_ptr<const TypePlan> plan_;  // the user may free the datatype meanwhile
+  const void* buf_;
+  int count_;
+  MPI_Datatype type_;
+  int tag_;
+  MPI_Comm comm_;
+  int rank_;
+};
+
+}  // namespace
+
+bool SelfChannel::send_init(const void* buf, int count, MPI_Datatype type, int tag,
+                            MPI_Request* request, int* rc) {
+  int64_t bytes = 0;
+  std::shared_ptr<const TypePlan> plan = plan_for(buf, count, type, &bytes);
+  if (!plan || !valid_tag(tag, false) || !active_) {
+    demote();
+    return false;
+  }
+  *rc = host().Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm_, request);
+  if (*rc == MPI_SUCCESS)
+    track_request(*request,
+                  std::make_unique<SelfPersistentSend>(shared_from_this(), std::move(plan), buf,
+                                                       count, type, tag, comm_, rank_));
+  return true;
+}
+
+bool SelfChannel::receive_init(void* buf, int count, MPI_Datatype type, int tag,
+                               MPI_Request* request, int* rc) {
+  int64_t capacity = 0;
+  std::shared_ptr<const TypePlan> plan = plan_for(buf, count, type, &capacity);
+  if (!plan || !valid_tag(tag, true) || !active_) {
+    demote();
+    return false;
+  }
+  // As bytes into staging, for the same reason as a pending receive (receive(), above).
+  StagingBuffer staging(static_cast<size_t>(capacity));
+  *rc = host().Recv_init(staging.data(), static_cast<int>(capacity), MPI_PACKED, rank_, tag, comm_,
+                         request);
+  if (*rc == MPI_SUCCESS)
+    track_request(*request, std::make_unique<SelfReceive>(shared_from_this(), std::move(plan), buf,
+                                                          count, std::move(staging), tag));
+  return true;
+}
+
+void SelfChannel::start_receive(SelfReceive* receive, MPI_Request request, int tag, void* buf,
+                                int count, const std::shared_ptr<const TypePlan>& plan) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!active_) return;  // the host's receive, as posted, gets the message
+  const int64_t capacity = static_cast<int64_t>(count) * plan->plan.size();
+  for (auto it = queued_.begin(); it != queued_.end(); ++it) {
+    if (!tags_match(tag, it->tag)) continue;
+    Queued message = std::move(*it);
+    queued_.erase(it);
+    const int64_t bytes = static_cast<int64_t>(message.packed.size());
+    lock.unlock();
+    if (bytes > capacity) {
+      // Too long: into the host's receive, just posted and the only one that can match it
+      // first, which reports the truncation as it would.
+      MPI_Request send = MPI_REQUEST_NULL;
+      if (host().Isend(message.packed.data(), static_cast<int>(bytes), MPI_PACKED, rank_,
+                       message.tag, comm_, &send) == MPI_SUCCESS)
+        detach_request(send, std::make_unique<HeldStaging>(std::move(message.packed)));
+      return;
+    }
+    unpack_received(*plan, message.packed.data(), bytes, buf, count, false);
+    count_call(Counter::SelfDelivered, Counter::SelfDeliveredBytes, static_cast<uint64_t>(bytes));
+    // Withdrawn at once: no message to oneself is in the host, so nothing matched it first.
+    host().Cancel(&request);
+    receive->delivered(rank_, message.tag, bytes);
+    return;
+  }
+  pending_.push_back({request, tag, buf, count, plan, receive});
 }
 
 bool SelfChannel::probe(int tag, MPI_Status* status) {

@@ -9,7 +9,7 @@
 // every receive from itself is posted to the host as usual, so that it holds a real request,
 // and withdrawn (MPI_Cancel) when the channel delivers into it. Calls whose matching would mix
 // the channel's messages with the host's (a wildcard source, a matched probe) or that the
-// channel does not serve (synchronous, buffered and persistent operations with oneself,
+// channel does not serve (synchronous and buffered sends to oneself, persistent or not,
 // MPI_Sendrecv_replace, datatypes without a Loom plan) first demote the communicator's
 // channel for good: its queued messages go to the host in order, as MPI_PACKED. Only below
 // MPI_THREAD_MULTIPLE: withdrawing a receive must not race another thread's completion call.
@@ -51,6 +51,17 @@ class SelfChannel : public std::enable_shared_from_this<SelfChannel> {
   // A receive with `request` null is blocking, and fills `status` (may be MPI_STATUS_IGNORE).
   bool receive(void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request,
                MPI_Status* status, int* rc);
+  // MPI_Send_init / MPI_Rsend_init and MPI_Recv_init with oneself: *request is the host's
+  // persistent request the user starts; the channel serves each start while it is active, the
+  // host once it is demoted.
+  bool send_init(const void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request,
+                 int* rc);
+  bool receive_init(void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request,
+                    int* rc);
+  // A started persistent receive: takes the first queued message it matches, or waits in
+  // pending_ for the next send.
+  void start_receive(SelfReceive* receive, MPI_Request request, int tag, void* buf, int count,
+                     const std::shared_ptr<const TypePlan>& plan);
   // MPI_Iprobe for a queued message; false when none is queued.
   bool probe(int tag, MPI_Status* status);
 

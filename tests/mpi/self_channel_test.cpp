@@ -361,6 +361,94 @@ TEST_F(SelfChannel, SynchronousSendToOneselfCompletesAtTheMatch) {
   EXPECT_EQ(in, out);
 }
 
+// Persistent requests with oneself, restarted: each start sends the buffer's current data, a
+// receive started before or after the send gets it with its status, and Startall mixes them
+// with requests to the peer.
+TEST_F(SelfChannel, PersistentRequestsRestartedManyTimes) {
+  const int peer = (rank_ + 1) % size_;
+  std::vector<int> out(128), to_peer(128), in(128), from_peer(128);
+  MPI_Request send, receive, peer_requests[2];
+  ASSERT_EQ(MPI_Send_init(out.data(), 1, every_other_, rank_, 30, comm_, &send), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Recv_init(in.data(), 1, every_other_, rank_, MPI_ANY_TAG, comm_, &receive),
+            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Recv_init(from_peer.data(), 1, every_other_, peer, 31, comm_, &peer_requests[0]),
+            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Send_init(to_peer.data(), 1, every_other_, peer, 31, comm_, &peer_requests[1]),
+            MPI_SUCCESS);
+  for (int round = 0; round < 50; ++round) {
+    // In place: the persistent requests hold these buffers.
+    const std::vector<int> now = values(40 + round),
+                           now_to_peer = values(100 * (rank_ + 1) + round);
+    std::copy(now.begin(), now.end(), out.begin());
+    std::copy(now_to_peer.begin(), now_to_peer.end(), to_peer.begin());
+    std::fill(in.begin(), in.end(), -1);
+    std::fill(from_peer.begin(), from_peer.end(), -1);
+    MPI_Status status;
+    if (round % 3 == 2) {  // all at once, self and peer mixed
+      MPI_Request all[4] = {receive, peer_requests[0], send, peer_requests[1]};
+      ASSERT_EQ(MPI_Startall(4, all), MPI_SUCCESS);
+      MPI_Status statuses[4];
+      ASSERT_EQ(MPI_Waitall(4, all, statuses), MPI_SUCCESS);
+      status = statuses[0];
+      EXPECT_EQ(statuses[1].MPI_SOURCE, peer);
+      EXPECT_EQ(from_peer, expected_every_other(values(100 * (peer + 1) + round), -1));
+    } else {
+      if (round % 3 == 0) {  // queued first
+        ASSERT_EQ(MPI_Start(&send), MPI_SUCCESS);
+      }
+      ASSERT_EQ(MPI_Start(&receive), MPI_SUCCESS);
+      if (round % 3 == 1) {  // into the posted receive
+        ASSERT_EQ(MPI_Start(&send), MPI_SUCCESS);
+      }
+      ASSERT_EQ(MPI_Wait(&send, MPI_STATUS_IGNORE), MPI_SUCCESS);
+      ASSERT_EQ(MPI_Wait(&receive, &status), MPI_SUCCESS);
+    }
+    ASSERT_EQ(in, expected_every_other(out, -1)) << "round " << round;
+    EXPECT_EQ(status.MPI_SOURCE, rank_);
+    EXPECT_EQ(status.MPI_TAG, 30);
+    EXPECT_EQ(elements(status, every_other_), 1);
+    int cancelled = 1;
+    MPI_Test_cancelled(&status, &cancelled);
+    EXPECT_EQ(cancelled, 0);
+  }
+  for (MPI_Request* r : {&send, &receive, &peer_requests[0], &peer_requests[1]})
+    ASSERT_EQ(MPI_Request_free(r), MPI_SUCCESS);
+  EXPECT_EQ(delivered(), channel_on() ? 50u : 0u);
+  EXPECT_EQ(demoted(), 0u);
+}
+
+// A persistent receive waiting for a message to oneself when a wildcard demotes the channel:
+// the host delivers the next start's message, with the same data and status.
+TEST_F(SelfChannel, PersistentRequestsOutliveDemotion) {
+  std::vector<int> out = values(60), in(128, -1);
+  MPI_Request send, receive;
+  ASSERT_EQ(MPI_Send_init(out.data(), 1, every_other_, rank_, 32, comm_, &send), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Recv_init(in.data(), 1, every_other_, rank_, 32, comm_, &receive), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Start(&receive), MPI_SUCCESS);
+  int flag = 1;
+  MPI_Status status;
+  ASSERT_EQ(MPI_Iprobe(MPI_ANY_SOURCE, 33, comm_, &flag, &status), MPI_SUCCESS);  // demotes
+  EXPECT_EQ(flag, 0);
+  for (int round = 0; round < 3; ++round) {
+    const std::vector<int> now = values(61 + round);
+    std::copy(now.begin(), now.end(), out.begin());  // in place: the send holds the buffer
+    if (round > 0) {
+      std::fill(in.begin(), in.end(), -1);
+      ASSERT_EQ(MPI_Start(&receive), MPI_SUCCESS);
+    }
+    ASSERT_EQ(MPI_Start(&send), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Wait(&receive, &status), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Wait(&send, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    EXPECT_EQ(in, expected_every_other(out, -1)) << "round " << round;
+    EXPECT_EQ(status.MPI_SOURCE, rank_);
+    EXPECT_EQ(status.MPI_TAG, 32);
+  }
+  ASSERT_EQ(MPI_Request_free(&send), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Request_free(&receive), MPI_SUCCESS);
+  EXPECT_EQ(demoted(), channel_on() ? 1u : 0u);
+  EXPECT_EQ(delivered(), 0u);
+}
+
 // Random sequences of sends to oneself and receives from oneself (specific tags, MPI_ANY_TAG,
 // now and then MPI_ANY_SOURCE, which demotes the channel mid-sequence), of contiguous ints and
 // of every other int, posted in random order and completed at the end. An independent model
