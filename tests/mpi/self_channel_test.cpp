@@ -451,10 +451,10 @@ TEST_F(SelfChannel, PersistentRequestsOutliveDemotion) {
 
 // Random sequences of sends to oneself and receives from oneself (specific tags, MPI_ANY_TAG,
 // now and then MPI_ANY_SOURCE, which demotes the channel mid-sequence), of contiguous ints and
-// of every other int, posted in random order and completed at the end. An independent model
-// of the standard's matching rules (the first posted receive that matches takes the first
-// sent message that matches) predicts every receive's data and status. The seed is printed;
-// LOOM_TEST_SEED repeats one.
+// of every other int, a quarter of them persistent, posted in random order and completed at the
+// end. An independent model of the standard's matching rules (the first posted receive that matches
+// takes the first sent message that matches) predicts every receive's data and status. The seed is
+// printed; LOOM_TEST_SEED repeats one.
 class RandomSequence {
  public:
   explicit RandomSequence(uint64_t seed) : rng_(seed) {}
@@ -463,8 +463,9 @@ class RandomSequence {
     bool send;
     int tag;  // a receive's may be MPI_ANY_TAG
     bool any_source;
-    bool strided;  // every other int rather than contiguous ints
-    int count;     // ints sent; a receive takes up to kCapacity
+    bool strided;             // every other int rather than contiguous ints
+    int count;                // ints sent; a receive takes up to kCapacity
+    bool persistent = false;  // MPI_Send_init/MPI_Recv_init and MPI_Start
   };
   static constexpr int kCapacity = 8;
 
@@ -475,7 +476,7 @@ class RandomSequence {
       const bool send = coin(rng_) < 50;
       const int c = coin(rng_);
       ops.push_back({send, !send && c < 25 ? MPI_ANY_TAG : tag(rng_), !send && c >= 97,
-                     coin(rng_) < 50, count(rng_)});
+                     coin(rng_) < 50, count(rng_), coin(rng_) < 25});
     }
     // Every receive gets a message and every message a receive, per the model below.
     Model model;
@@ -565,22 +566,34 @@ TEST_F(SelfChannel, RandomSequencesMatchTheStandardsOrder) {
     for (size_t k = 0; k < ops.size(); ++k) {
       const auto& op = ops[k];
       std::vector<int>& buf = buffers[k];
+      MPI_Request* request = &requests[k];
       if (op.send) {
         for (int i = 0; i < op.count; ++i) buf[op.strided ? 2 * i : i] = message_value(int(k), i);
-        ASSERT_EQ(op.strided
-                      ? MPI_Isend(buf.data(), op.count, spaced, rank_, op.tag, comm, &requests[k])
-                      : MPI_Isend(buf.data(), op.count, MPI_INT, rank_, op.tag, comm, &requests[k]),
+        const MPI_Datatype type = op.strided ? spaced : MPI_INT;
+        ASSERT_EQ(op.persistent
+                      ? MPI_Send_init(buf.data(), op.count, type, rank_, op.tag, comm, request)
+                      : MPI_Isend(buf.data(), op.count, type, rank_, op.tag, comm, request),
                   MPI_SUCCESS);
       } else {
         const int source = op.any_source ? MPI_ANY_SOURCE : rank_;
-        ASSERT_EQ(op.strided
-                      ? MPI_Irecv(buf.data(), 1, strided, source, op.tag, comm, &requests[k])
-                      : MPI_Irecv(buf.data(), kCap, MPI_INT, source, op.tag, comm, &requests[k]),
+        const MPI_Datatype type = op.strided ? strided : MPI_INT;
+        const int count = op.strided ? 1 : kCap;
+        ASSERT_EQ(op.persistent
+                      ? MPI_Recv_init(buf.data(), count, type, source, op.tag, comm, request)
+                      : MPI_Irecv(buf.data(), count, type, source, op.tag, comm, request),
                   MPI_SUCCESS);
+      }
+      if (op.persistent) {
+        ASSERT_EQ(MPI_Start(request), MPI_SUCCESS);
       }
     }
     std::vector<MPI_Status> statuses(ops.size());
     ASSERT_EQ(MPI_Waitall(int(ops.size()), requests.data(), statuses.data()), MPI_SUCCESS);
+    for (size_t k = 0; k < ops.size(); ++k) {
+      if (ops[k].persistent) {
+        ASSERT_EQ(MPI_Request_free(&requests[k]), MPI_SUCCESS);
+      }
+    }
     for (size_t k = 0; k < ops.size(); ++k) {
       const auto& op = ops[k];
       if (op.send) continue;
