@@ -206,11 +206,14 @@ int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, con
 int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int count,
                   MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (SelfChannel* self = self_channel(comm, dest)) {
-    // Standard and ready sends to oneself; synchronous and buffered ones keep the host's
-    // semantics (completion at the match, the attached buffer).
+    // Standard, ready and synchronous sends to oneself (a synchronous one only into a posted
+    // receive); buffered ones keep the host's semantics (the attached buffer).
+    const bool synchronous = host_send == host().Ssend;
     int rc = MPI_SUCCESS;
-    if ((host_send == host().Send || host_send == host().Rsend) &&
-        self->send(buf, count, type, tag, nullptr, &rc))
+    if ((host_send == host().Send || host_send == host().Rsend || synchronous) &&
+        self->send(
+            buf, count, type, tag, nullptr, &rc,
+            synchronous ? SelfChannel::SendMode::Synchronous : SelfChannel::SendMode::Standard))
       return rc;
     self->demote();
   }
@@ -224,9 +227,12 @@ int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int co
 int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, int count,
                      MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   if (SelfChannel* self = self_channel(comm, dest)) {
+    const bool synchronous = host_send == host().Issend;
     int rc = MPI_SUCCESS;
-    if ((host_send == host().Isend || host_send == host().Irsend) && request &&
-        self->send(buf, count, type, tag, request, &rc))
+    if ((host_send == host().Isend || host_send == host().Irsend || synchronous) && request &&
+        self->send(
+            buf, count, type, tag, request, &rc,
+            synchronous ? SelfChannel::SendMode::Synchronous : SelfChannel::SendMode::Standard))
       return rc;
     self->demote();
   }

@@ -244,7 +244,7 @@ bool SelfChannel::withdraw(MPI_Request request) {
 }
 
 bool SelfChannel::send(const void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request,
-                       int* rc) {
+                       int* rc, SendMode mode) {
   int64_t bytes = 0;
   const std::shared_ptr<const TypePlan> plan = plan_for(buf, count, type, &bytes);
   if (!plan || !valid_tag(tag, false)) {
@@ -289,6 +289,7 @@ bool SelfChannel::send(const void* buf, int count, MPI_Datatype type, int tag, M
     *rc = request ? completed_send_request(tag, comm_, request) : MPI_SUCCESS;
     return true;
   }
+  if (mode == SendMode::Synchronous) return false;  // it would complete before its match
   StagingBuffer packed(static_cast<size_t>(bytes));
   {
     KernelTimer timer(Counter::PackNanoseconds);

@@ -9,7 +9,8 @@
 // every receive from itself is posted to the host as usual, so that it holds a real request,
 // and withdrawn (MPI_Cancel) when the channel delivers into it. Calls whose matching would mix
 // the channel's messages with the host's (a wildcard source, a matched probe) or that the
-// channel does not serve (synchronous and buffered sends to oneself, persistent or not,
+// channel does not serve (buffered sends to oneself, synchronous ones without a posted receive,
+// their persistent forms,
 // MPI_Sendrecv_replace, datatypes without a Loom plan) first demote the communicator's
 // channel for good: its queued messages go to the host in order, as MPI_PACKED. Only below
 // MPI_THREAD_MULTIPLE: withdrawing a receive must not race another thread's completion call.
@@ -46,8 +47,11 @@ class SelfChannel : public std::enable_shared_from_this<SelfChannel> {
   // Each returns false, having done nothing, when the channel does not serve the call (it is
   // then demoted and the caller goes on to the host); otherwise *rc is the call's result.
   // A send with `request` null is blocking. A send never waits for its receive: without one
-  // posted it leaves a packed copy, as a host's eager protocol would.
-  bool send(const void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request, int* rc);
+  // posted it leaves a packed copy, as a host's eager protocol would; a synchronous send, which
+  // must complete at the match, is served only into a posted receive.
+  enum class SendMode { Standard, Synchronous };
+  bool send(const void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request, int* rc,
+            SendMode mode = SendMode::Standard);
   // A receive with `request` null is blocking, and fills `status` (may be MPI_STATUS_IGNORE).
   bool receive(void* buf, int count, MPI_Datatype type, int tag, MPI_Request* request,
                MPI_Status* status, int* rc);

@@ -359,6 +359,31 @@ TEST_F(SelfChannel, SynchronousSendToOneselfCompletesAtTheMatch) {
   ASSERT_EQ(MPI_Wait(&receive, MPI_STATUS_IGNORE), MPI_SUCCESS);
   ASSERT_EQ(MPI_Wait(&send, MPI_STATUS_IGNORE), MPI_SUCCESS);
   EXPECT_EQ(in, out);
+  EXPECT_EQ(demoted(), channel_on() ? 1u : 0u);  // no receive was posted: the host's
+}
+
+// A synchronous send whose receive is already posted matches at once: the channel serves it,
+// blocking or not, and the send completes with the delivery.
+TEST_F(SelfChannel, SynchronousSendIntoAPostedReceive) {
+  const std::vector<int> first = values(24), second = values(25);
+  std::vector<int> in(128, -1), in2(128, -1);
+  MPI_Request receives[2], send;
+  ASSERT_EQ(MPI_Irecv(in.data(), 1, every_other_, rank_, 20, comm_, &receives[0]), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Irecv(in2.data(), 1, every_other_, rank_, 20, comm_, &receives[1]), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Ssend(first.data(), 1, every_other_, rank_, 20, comm_), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Issend(second.data(), 1, every_other_, rank_, 20, comm_, &send), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Wait(&send, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  MPI_Status statuses[2];
+  ASSERT_EQ(MPI_Waitall(2, receives, statuses), MPI_SUCCESS);
+  EXPECT_EQ(in, expected_every_other(first, -1));
+  EXPECT_EQ(in2, expected_every_other(second, -1));
+  for (const MPI_Status& status : statuses) {
+    EXPECT_EQ(status.MPI_SOURCE, rank_);
+    EXPECT_EQ(status.MPI_TAG, 20);
+    EXPECT_EQ(elements(status, every_other_), 1);
+  }
+  EXPECT_EQ(delivered(), channel_on() ? 2u : 0u);
+  EXPECT_EQ(demoted(), 0u);
 }
 
 // Persistent requests with oneself, restarted: each start sends the buffer's current data, a
