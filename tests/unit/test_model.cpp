@@ -218,7 +218,17 @@ TEST(MethodTrial, AMixOfMethodsStandsAgainstBothUniformChoices) {
   run_round(to_uniform, {85e-6, 86e-6, 84e-6, 85e-6}, {40e-6, 41e-6, 40e-6, 42e-6}, &issued, mix);
   EXPECT_EQ(to_uniform.current(), Method::Pack);
 
-  // Both uniform choices clearly ahead: the faster one, by median.
+  // Both uniform choices clearly ahead of the mix but tied with each other: the host, so that
+  // two processes deciding alone agree (MPICH ping-pong of indexed_b16 at 16 MiB, one rank's
+  // receive; picking pack by its median here left the other rank on the host and the case at
+  // 0.84x).
+  MethodTrial tie(Method::Pack);
+  issued.clear();
+  run_round(tie, {19620e-6, 19609e-6, 19412e-6, 19999e-6}, {19202e-6, 19103e-6, 19251e-6, 19499e-6},
+            &issued, {25816e-6, 25603e-6, 25626e-6, 25399e-6});
+  EXPECT_EQ(tie.current(), Method::Host);
+
+  // Both uniform choices clearly ahead, packing also clearly ahead of the host: packing.
   MethodTrial both(Method::Pack);
   issued.clear();
   run_round(both, {70e-6, 71e-6, 69e-6, 70e-6}, {60e-6, 61e-6, 62e-6, 60e-6}, &issued,
