@@ -213,8 +213,14 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
   model::MethodTrial& trial =
       type.trials.try_emplace(trial_key(traffic, where, side, bucket), prior).first->second;
   model::MethodTrial::Ticket ticket;
-  if (traffic == model::Traffic::Exchange) {
-    // Timed by the interval to the kind's next post, recorded here (MethodTrial::next_at).
+  // Exchange messages, and blocking receives, are timed by the interval to the kind's next
+  // post, recorded here (MethodTrial::next_at). A blocking receive's own duration leaves out
+  // the process's send, so the two ranks of a ping-pong timed different parts of one round
+  // trip and could settle differently, each keeping the mix the other had measured as slowest
+  // (MPICH, subarray_face at 16 MiB: 0.79x). Timed from post to post, both time the whole
+  // round trip. A blocking send keeps its call's duration, and follows the receives' verdict.
+  const bool by_interval = traffic == model::Traffic::Exchange || side == Side::Receive;
+  if (by_interval) {
     const bool was_decided = trial.decided().has_value();
     ticket = trial.next_at(
         std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
@@ -222,8 +228,8 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
   } else {
     ticket = trial.next();
   }
-  // An exchange message's sample was recorded above: nothing for the caller to report.
-  const int report_slot = traffic == model::Traffic::Exchange ? -1 : ticket.slot;
+  // A sample timed by interval was recorded above: nothing for the caller to report.
+  const int report_slot = by_interval ? -1 : ticket.slot;
   if (ticket.slot >= 0 && !ticket.as_is) return {ticket.method, report_slot};
   // Outside its schedule, and in the slots that try the kind as it runs, a send follows this
   // process's receives of the kind, settled or not. Its own schedule still runs to the end: the

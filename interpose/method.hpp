@@ -20,15 +20,15 @@ namespace loom::interpose {
 model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where,
                             model::Traffic traffic);
 
-// Messages are also timed: blocking one-way messages (MPI_Send, MPI_Ssend, MPI_Recv) from
-// call to return, exchange messages (MPI_Isend, MPI_Issend, MPI_Irecv) by the interval from
-// their post to the kind's next post (MethodTrial::next_at). With the model in charge
-// (LOOM_METHOD=auto, nothing pinned) and LOOM_ONLINE not 0, the first messages of each kind
+// Messages are also timed: blocking sends (MPI_Send, MPI_Ssend) from call to return,
+// blocking receives (MPI_Recv) and exchange messages (MPI_Isend, MPI_Issend, MPI_Irecv) by
+// the interval from their post to the kind's next post (MethodTrial::next_at). With the model in
+// charge (LOOM_METHOD=auto, nothing pinned) and LOOM_ONLINE not 0, the first messages of each kind
 // (datatype, traffic, side, locality, size bucket) try both methods (model/trial.hpp) and
 // the kind then settles on the faster, which is the model's choice unless the other method
 // was consistently faster. Outside their own schedule, sends of a kind the process also
-// receives follow the receives' decision. `trial_slot` >= 0: this blocking message's
-// duration must go to report_trial (exchange messages are timed here). An untimed call
+// receives follow the receives' decision. `trial_slot` >= 0: this blocking send's
+// duration must go to report_trial (messages timed by interval are timed here). An untimed call
 // (`timed` false: a buffered or ready send, a matched receive, a persistent or send-receive
 // call) takes the settled method, or the model's while the kind is still being tried.
 enum class Side : uint8_t { Send, Receive };

@@ -39,8 +39,8 @@ struct Route {
 // exchanges, where the peer is taken to send at the same time (model/model.hpp, Traffic).
 constexpr model::Traffic kBlocking = model::Traffic::OneWay;
 constexpr model::Traffic kOverlapping = model::Traffic::Exchange;
-// Timed messages check the model online (method.hpp, choose_online): MPI_Send, MPI_Ssend
-// and MPI_Recv by their call's duration, MPI_Isend, MPI_Issend and MPI_Irecv by the interval
+// Timed messages check the model online (method.hpp, choose_online): MPI_Send and MPI_Ssend
+// by their call's duration, MPI_Recv, MPI_Isend, MPI_Issend and MPI_Irecv by the interval
 // between posts of the kind. Buffered and ready sends return before the message is
 // delivered, and persistent, matched and send-receive calls mix other work into their
 // time, so they follow the kind's settled choice without adding to it.
@@ -102,15 +102,14 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
   return plan && plan->plan.dense() && peer != MPI_ANY_SOURCE && !self_channel(comm, peer);
 }
 
-// Reports a tried message's duration when the blocking call returns. Only tried messages
+// Reports a tried blocking send's duration when the call returns. Only tried messages
 // (Route::trial set) get one: a clock read would add to every small message.
 class TrialClock {
  public:
-  TrialClock(const Route& r, Side side)
-      : route_(r), side_(side), start_(std::chrono::steady_clock::now()) {}
+  explicit TrialClock(const Route& r) : route_(r), start_(std::chrono::steady_clock::now()) {}
   ~TrialClock() {
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
-    report_trial(*route_.trial, route_.bytes, route_.where, kBlocking, side_,
+    report_trial(*route_.trial, route_.bytes, route_.where, kBlocking, Side::Send,
                  {route_.plan ? model::Method::Pack : model::Method::Host, route_.trial_slot},
                  took.count() + extra_);
   }
@@ -125,7 +124,6 @@ class TrialClock {
 
  private:
   const Route& route_;
-  Side side_;
   std::chrono::steady_clock::time_point start_;
   double extra_ = 0;
 };
@@ -220,7 +218,7 @@ int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int co
   const Route r = route(buf, count, type, comm, dest, true, kBlocking, timing);
   // Untried messages take no clock: the pass-through stays a tail call.
   if (!r.trial) return send_on_route(host_send, r, nullptr, buf, count, type, dest, tag, comm);
-  TrialClock clock(r, Side::Send);
+  TrialClock clock(r);
   return send_on_route(host_send, r, &clock, buf, count, type, dest, tag, comm);
 }
 
@@ -372,9 +370,8 @@ extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int
     int rc = MPI_SUCCESS;
     if (self->receive(buf, count, type, tag, nullptr, status, &rc)) return rc;
   }
+  // Timed by the interval between posts of its kind, inside route() (method.hpp).
   const Route r = route(buf, count, type, comm, source, false, kBlocking, Timing::Timed);
-  if (!r.trial) return receive_on_route(r, buf, count, type, source, tag, comm, status);
-  const TrialClock clock(r, Side::Receive);
   return receive_on_route(r, buf, count, type, source, tag, comm, status);
 }
 
