@@ -205,13 +205,6 @@ int repeats_per_sample(int64_t bytes) {
   return static_cast<int>(std::max<int64_t>(1, kSampleBytes / bytes));
 }
 
-// Seconds per call of `op`, over one sample of repeated calls.
-double local_sample(const std::function<void()>& op, int repeats) {
-  const double start = now_seconds();
-  for (int i = 0; i < repeats; ++i) op();
-  return (now_seconds() - start) / repeats;
-}
-
 // Who sends in a ping-pong: the host alone (PMPI, Loom's point-to-point layer stays out), or
 // Loom's point-to-point layer with every message packed (the pack path, end to end).
 enum class Sender { Host, LoomPacked };
@@ -325,8 +318,8 @@ PointSamples measure_point(MPI_Comm comm, int rank, const VectorType& vector, in
   PointSamples samples;
   auto round = [&] {
     if (rank == 0) {
-      samples.pack.push_back(local_sample(pack, repeats));
-      samples.unpack.push_back(local_sample(unpack, repeats));
+      samples.pack.push_back(seconds_per_call(pack, repeats));
+      samples.unpack.push_back(seconds_per_call(unpack, repeats));
       do_not_optimize(user);
     }
     samples.contiguous.push_back(

@@ -344,22 +344,13 @@ struct Floor {
   double seconds() const { return (pack + unpack) / 2; }
 };
 
-// Median of `samples` timed calls of `call`, each sample repeating it until >= 20 us.
-template <typename Call>
-double median_call_seconds(Call call, int samples) {
-  int repeat = 1;
-  for (;;) {
-    const double t0 = now_seconds();
-    for (int i = 0; i < repeat; ++i) call();
-    if (now_seconds() - t0 >= 20e-6 || repeat >= (1 << 16)) break;
-    repeat *= 4;
-  }
+// Median seconds per call of `call` over `samples` samples, each repeating it until it
+// lasts >= 20 us.
+double median_call_seconds(const std::function<void()>& call, int samples) {
+  int repeats = 1;
+  while (repeats < (1 << 16) && seconds_per_call(call, repeats) * repeats < 20e-6) repeats *= 4;
   std::vector<double> times;
-  for (int s = 0; s < samples; ++s) {
-    const double t0 = now_seconds();
-    for (int i = 0; i < repeat; ++i) call();
-    times.push_back((now_seconds() - t0) / repeat);
-  }
+  for (int s = 0; s < samples; ++s) times.push_back(seconds_per_call(call, repeats));
   return summarize(times).median;
 }
 

@@ -44,6 +44,12 @@ double now_seconds() {
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
 
+double seconds_per_call(const std::function<void()>& op, int repeats) {
+  const double start = now_seconds();
+  for (int i = 0; i < repeats; ++i) op();
+  return (now_seconds() - start) / repeats;
+}
+
 static double quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
   const double pos = q * static_cast<double>(sorted.size() - 1);

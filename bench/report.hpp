@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,8 @@ Buffer allocate(int64_t bytes, const char* tool);
 void fill_pattern(unsigned char* p, int64_t n, uint64_t seed);
 
 double now_seconds();
+// Seconds per call of `op`, over one sample of `repeats` back-to-back calls.
+double seconds_per_call(const std::function<void()>& op, int repeats);
 
 // Robust summary of repeated measurements (seconds, or any unit).
 struct Summary {

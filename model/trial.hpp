@@ -27,8 +27,8 @@ namespace loom::model {
 // method stands unless a challenger's samples beat its samples by kMargin in all but at most
 // kMaxInversions of the 16 pairs (a one-sided rank-sum test: with equal odds, noise passes it
 // about one time in 35); if both challengers do, packing wins only by the same test against
-// the host, and the host takes a near tie. A receive
-// that mostly waits for its sender times noise, and noise must not overturn the calibration;
+// the host, and the host takes a near tie. A receive that mostly waits for its sender times
+// noise, and noise must not overturn the calibration;
 // yet one slow sample must not block a clear switch either, since the two processes decide
 // alone and a near-miss on one side leaves a mixed route that can be slower than either
 // (MPICH, a Fortran grid face at 4 MiB: 2529 us mixed, 1620-1970 us when both switched). The
