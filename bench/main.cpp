@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "bench/gpu/gpu_bench.hpp"
 #include "bench/subcommands.hpp"
 
 namespace {
@@ -22,6 +23,8 @@ const Subcommand kSubcommands[] = {
      "derived-type ping-pong latency/bandwidth: host-native vs Loom (2 ranks)"},
     {"halo", loom::bench::run_halo,
      "3-D 26-neighbour halo exchange with subarray types: host-native vs Loom"},
+    {"gpu", loom::bench::run_gpu,
+     "CUDA transfers and device packs vs cudaMemcpy2D and per-block copies (no MPI)"},
 };
 
 void usage(FILE* out) {

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <numeric>
+
+#include "pack/device/program.hpp"
 
 namespace loom::pack {
 
@@ -76,8 +79,22 @@ void lower(int64_t disp, const types::NodeRef& node, std::vector<Op>& level,
 
 }  // namespace
 
+struct Plan::DeviceCache {
+  std::once_flag once;
+  std::unique_ptr<device::Program> program;
+};
+
+const device::Program& Plan::device_program() const {
+  std::call_once(device_->once,
+                 [this] { device_->program = std::make_unique<device::Program>(*this); });
+  return *device_->program;
+}
+
 Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa)
-    : extent_(extent), isa_(isa), kernels_(row_kernels(isa)) {
+    : extent_(extent),
+      isa_(isa),
+      kernels_(row_kernels(isa)),
+      device_(std::make_shared<DeviceCache>()) {
   size_ = types::packed_size(canonical);
   const uint32_t first = compile(canonical);
   // The element program is the last range compiled; move it to the front so that

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,10 @@
 #include "types/ir.hpp"
 
 namespace loom::pack {
+
+namespace device {
+class Program;
+}
 
 constexpr int kMaxDims = 8;
 // Strided ops of at most this many blocks are executed as offset/length list entries.
@@ -50,6 +55,12 @@ class Plan {
   std::string kind() const;
   std::string describe() const;
   const std::vector<Op>& ops() const { return ops_; }
+  uint32_t top_ops() const { return top_ops_; }  // ops [0, top_ops()) form one element
+  const std::vector<int64_t>& list_disp() const { return list_disp_; }
+  const std::vector<int64_t>& list_len() const { return list_len_; }
+  // The plan compiled for data-parallel executors (a GPU, the emulated device), built on
+  // first use and shared by copies of this plan.
+  const device::Program& device_program() const;
 
  private:
   uint32_t compile(const types::Layout& items);
@@ -69,6 +80,8 @@ class Plan {
   int64_t size_ = 0, extent_ = 0;
   Isa isa_;
   RowKernels kernels_;
+  struct DeviceCache;
+  std::shared_ptr<DeviceCache> device_;
 };
 
 }  // namespace loom::pack

@@ -12,6 +12,18 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none  # no CMA inside containers
 
 step() { printf '\n=== %s\n' "$*"; }
 
+# The CUDA executor is built (and its host-side tests run) wherever nvcc is; the sanitizer
+# builds leave it out (they check host code, and nvcc takes no -fsanitize).
+if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH="$PATH:/usr/local/cuda/bin"
+fi
+if command -v nvcc >/dev/null; then
+  cuda=ON
+else
+  cuda=OFF
+  echo "test-all: nvcc not found: building without the CUDA executor"
+fi
+
 build() {  # build DIR "TARGETS" [cmake args...]   (TARGETS empty: everything)
   local dir=$1 targets=$2
   shift 2
@@ -25,13 +37,13 @@ build() {  # build DIR "TARGETS" [cmake args...]   (TARGETS empty: everything)
 }
 
 step "format check (clang-format)"
-mapfile -t sources < <(cd "$root" && git ls-files '*.cpp' '*.hpp' '*.h' '*.c')
+mapfile -t sources < <(cd "$root" && git ls-files '*.cpp' '*.hpp' '*.h' '*.c' '*.cu')
 (cd "$root" && clang-format --dry-run -Werror "${sources[@]}")
 
 for mpi in openmpi mpich; do
   dir="$root/build/$mpi"
   step "build + test against $mpi"
-  build "$dir" "" -DLOOM_MPI="$mpi"
+  build "$dir" "" -DLOOM_MPI="$mpi" -DLOOM_CUDA="$cuda"
   ctest --test-dir "$dir" --output-on-failure -j "$jobs"
   step "loom-bench smoke run ($mpi)"
   "$dir/loom-bench" pack --quick
@@ -51,24 +63,26 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for mpi in openmpi mpich; do
   step "AddressSanitizer ($mpi)"
   build "$root/build/asan-$mpi" "" -DLOOM_MPI="$mpi" -DLOOM_SANITIZE=address \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    -DLOOM_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
   ctest --test-dir "$root/build/asan-$mpi" --output-on-failure -j "$jobs"
 done
 
 step "UndefinedBehaviorSanitizer (openmpi)"
 build "$root/build/ubsan" "" -DLOOM_MPI=openmpi -DLOOM_SANITIZE=undefined \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  -DLOOM_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ctest --test-dir "$root/build/ubsan" --output-on-failure -j "$jobs"
 
 # The MPI suites run under ASan above (thread stress included); TSan covers the engines,
 # whose own thread tests are the ones TSan can judge without the host MPI's internals.
 step "ThreadSanitizer (engines and their thread tests)"
-build "$root/build/tsan" "unit_tests test_match_basic test_match_reference test_match_threads" \
-  -DLOOM_MPI=openmpi -DLOOM_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo
+build "$root/build/tsan" \
+  "unit_tests executor_tests test_match_basic test_match_reference test_match_threads" \
+  -DLOOM_MPI=openmpi -DLOOM_SANITIZE=thread -DLOOM_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ctest --test-dir "$root/build/tsan" --output-on-failure -L "unit|match"
 
 step "libFuzzer: matching engine against the reference model (bounded)"
 CC=clang CXX=clang++ build "$root/build/fuzz" "fuzz_match" -DLOOM_MPI=openmpi -DLOOM_FUZZ=ON \
+  -DLOOM_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ctest --test-dir "$root/build/fuzz" --output-on-failure -L fuzz
 

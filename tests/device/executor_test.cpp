@@ -1,0 +1,229 @@
+// The device executors against the CPU executor: the same packed bytes, the same unpacked
+// buffers, nothing written outside them. Built twice: with the emulated device (runs
+// everywhere, label "unit") and with the CUDA executor (label "gpu": skipped with a message
+// where no GPU is present).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "pack/device/executor.hpp"
+#include "pack/device/fast_divmod.hpp"
+#include "pack/device/program.hpp"
+#include "pack/plan.hpp"
+#include "tests/unit/random_layout.hpp"
+#include "types/ir.hpp"
+
+using namespace loom;
+using pack::device::Executor;
+using types::make_dense;
+using types::make_repeat;
+using types::make_sequence;
+
+namespace {
+
+Executor& executor_under_test() {
+#if defined(LOOM_TEST_CUDA_EXECUTOR)
+  return pack::device::cuda_executor();
+#else
+  return pack::device::emulated_executor();
+#endif
+}
+
+constexpr unsigned char kGuard = 0xA5;
+constexpr int64_t kGuardBytes = 64;
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!executor().available())
+      GTEST_SKIP() << "executor '" << executor().name()
+                   << "' not available here: " << executor().device_name();
+  }
+  static Executor& executor() { return executor_under_test(); }
+
+  // Packs and unpacks `count` elements of `layout` at byte offsets `user_shift` and
+  // `packed_shift` past 16-byte alignment, on the device and with the CPU plan.
+  void check(const types::Layout& layout, int64_t count, int64_t extent, const std::string& what,
+             int64_t user_shift = 0, int64_t packed_shift = 0) {
+    const pack::Plan plan(types::canonicalize(layout), extent, pack::Isa::Scalar);
+    const auto blocks = test::block_stream(layout, count, extent);
+    int64_t lo = 0, hi = 0;
+    for (auto [off, len] : blocks) lo = std::min(lo, off), hi = std::max(hi, off + len);
+    const int64_t span = hi - lo + 2 * kGuardBytes + 16;
+    const int64_t packed_bytes = count * plan.size();
+    const int64_t packed_span = packed_bytes + 2 * kGuardBytes + 16;
+    const int64_t origin = kGuardBytes + user_shift - lo;  // where element 0 starts
+    const int64_t packed_at = kGuardBytes + packed_shift;
+
+    std::vector<char> user(static_cast<size_t>(span));
+    for (size_t i = 0; i < user.size(); ++i) user[i] = static_cast<char>(i * 131 + 7);
+    std::vector<char> expect(static_cast<size_t>(packed_span), char(kGuard));
+    plan.pack(user.data() + origin, count, expect.data() + packed_at);
+
+    char* d_user = static_cast<char*>(executor().allocate(span));
+    char* d_packed = static_cast<char*>(executor().allocate(packed_span));
+    ASSERT_TRUE(d_user && d_packed) << what;
+    std::vector<char> got(static_cast<size_t>(packed_span), char(kGuard));
+    ASSERT_TRUE(executor().to_device(d_user, user.data(), span));
+    ASSERT_TRUE(executor().to_device(d_packed, got.data(), packed_span));
+    const auto packed_status =
+        pack::device::pack_sync(executor(), plan, d_user + origin, count, d_packed + packed_at);
+    ASSERT_TRUE(packed_status) << packed_status.message;
+    ASSERT_TRUE(executor().to_host(got.data(), d_packed, packed_span));
+    EXPECT_EQ(expect, got) << what << "\n" << plan.device_program().describe();
+
+    // Unpack is defined where no two blocks overlap.
+    auto sorted = blocks;
+    std::sort(sorted.begin(), sorted.end());
+    bool overlap = false;
+    for (size_t i = 1; i < sorted.size(); ++i)
+      overlap |= sorted[i].first < sorted[i - 1].first + sorted[i - 1].second;
+    if (!overlap) {
+      std::vector<char> expect_user(static_cast<size_t>(span), char(kGuard));
+      plan.unpack(expect.data() + packed_at, count, expect_user.data() + origin);
+      std::vector<char> got_user(static_cast<size_t>(span), char(kGuard));
+      ASSERT_TRUE(executor().to_device(d_user, got_user.data(), span));
+      const auto unpacked_status =
+          pack::device::unpack_sync(executor(), plan, d_packed + packed_at, count, d_user + origin);
+      ASSERT_TRUE(unpacked_status) << unpacked_status.message;
+      ASSERT_TRUE(executor().to_host(got_user.data(), d_user, span));
+      EXPECT_EQ(expect_user, got_user) << what << " (unpack)\n" << plan.device_program().describe();
+    }
+    executor().release(d_user);
+    executor().release(d_packed);
+  }
+};
+
+TEST(FastDivmod, MatchesDivisionEverywhere) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("FastDivmod seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<uint32_t> divisors;
+  for (uint32_t d = 1; d <= 1100; ++d) divisors.push_back(d);
+  for (uint32_t d :
+       {0x7fffffffu, 0x80000000u, 0x80000001u, 0xfffffffeu, 0xffffffffu, 641u * 6700417u})
+    divisors.push_back(d);
+  for (int i = 0; i < 300; ++i) divisors.push_back(static_cast<uint32_t>(rng()) | 1u);
+  for (uint32_t d : divisors) {
+    const pack::device::FastDivmod f(d);
+    std::vector<uint32_t> ns = {0, 1, d - 1, d, d + 1, 0xffffffffu, 0xfffffffeu, 0x80000000u};
+    for (uint32_t k : {2u, 3u, 1000u}) ns.push_back(d * k), ns.push_back(d * k - 1);
+    for (int i = 0; i < 200; ++i) ns.push_back(static_cast<uint32_t>(rng()));
+    for (uint32_t n : ns) {
+      uint32_t q, r;
+      f.divmod(n, &q, &r);
+      ASSERT_EQ(q, n / d) << n << " / " << d;
+      ASSERT_EQ(r, n % d) << n << " % " << d;
+    }
+  }
+}
+
+TEST_F(ExecutorTest, VectorsOfEveryBlockSize) {
+  for (int64_t block = 1; block <= 40; block += block < 18 ? 1 : 11)
+    for (int64_t gap : {1, 3, 8, 16})
+      for (int64_t n : {1, 5, 300})
+        for (int64_t count : {1, 3}) {
+          const auto v = make_repeat(n, block + gap, make_dense(block));
+          check({{0, v}}, count, n * (block + gap) + 8,
+                "block=" + std::to_string(block) + " gap=" + std::to_string(gap) +
+                    " n=" + std::to_string(n) + " count=" + std::to_string(count));
+          if (HasFailure()) return;
+        }
+}
+
+// Word sizes the buffers' alignment lowers: every shift of either buffer.
+TEST_F(ExecutorTest, UnalignedBuffers) {
+  // Blocks of 16 and of 6 bytes: threads' words cross blocks, rows and elements.
+  const auto face16 = make_repeat(6, 400, make_repeat(9, 32, make_dense(16)));
+  const auto face6 = make_repeat(5, 301, make_repeat(7, 40, make_dense(6)));
+  for (const auto& [face, extent] : {std::pair{face16, 2400}, std::pair{face6, 1510}})
+    for (int64_t user_shift = 0; user_shift < 16; user_shift += 3)
+      for (int64_t packed_shift : {0, 1, 2, 4, 8, 12}) {
+        check({{0, face}}, 2, extent,
+              "block " + std::to_string(face->child->child->size) + " shift " +
+                  std::to_string(user_shift) + "/" + std::to_string(packed_shift),
+              user_shift, packed_shift);
+        if (HasFailure()) return;
+      }
+}
+
+TEST_F(ExecutorTest, SubarrayFacesOf3DGrid) {
+  // A 3-D grid of doubles, 20 x 17 x 12: the x, y and z faces two cells deep.
+  const int64_t nx = 20, ny = 17, nz = 12, e = 8;
+  const auto x_face = make_repeat(nz, nx * ny * e, make_repeat(ny, nx * e, make_dense(2 * e)));
+  const auto y_face = make_repeat(nz, nx * ny * e, make_dense(2 * nx * e));
+  const auto z_face = make_dense(2 * nx * ny * e);
+  check({{3 * e, x_face}}, 1, 0, "x face");
+  check({{nx * e, y_face}}, 1, 0, "y face");
+  check({{nx * ny * e, z_face}}, 1, 0, "z face");
+  check({{3 * e, x_face}}, 4, nx * ny * nz * e, "x face, 4 fields");
+}
+
+TEST_F(ExecutorTest, IndexedBlocks) {
+  std::mt19937_64 rng(7);
+  for (bool uniform : {true, false}) {
+    std::vector<types::Placed> items;
+    int64_t at = 0;
+    for (int i = 0; i < 500; ++i) {
+      at += 8 * static_cast<int64_t>(1 + rng() % 5);
+      const int64_t len = uniform ? 24 : 8 * static_cast<int64_t>(1 + rng() % 9);
+      items.push_back({at, make_dense(len)});
+      at += len;
+    }
+    const types::Layout layout{{0, make_sequence(items)}};
+    check(layout, 1, 0, uniform ? "indexed_block" : "indexed");
+    check(layout, 3, at + 64, uniform ? "indexed_block x3" : "indexed x3");
+    check(layout, 2, at + 64, "indexed, unaligned", 5, 3);
+  }
+}
+
+// A struct of many strided fields exceeds the segments a program launches: it runs as a
+// block table.
+TEST_F(ExecutorTest, ManyFieldsBecomeATable) {
+  std::vector<types::Placed> fields;
+  for (int f = 0; f < 80; ++f)
+    fields.push_back({f * 1000, make_repeat(3 + f % 4, 40 + f % 3 * 8, make_dense(4 + f % 5))});
+  check({{0, make_sequence(fields)}}, 2, 81000, "80 strided fields");
+}
+
+// Loops nested deeper than one segment holds.
+TEST_F(ExecutorTest, DeepNesting) {
+  types::NodeRef node = make_sequence({{0, make_dense(3)}, {10, make_repeat(2, 5, make_dense(2))}});
+  int64_t span = 24;
+  for (int level = 0; level < 11; ++level) {
+    node = make_repeat(2, span + 4 + level, node);
+    span = 2 * (span + 4 + level);
+  }
+  check({{0, node}}, 1, 0, "11 levels");
+  check({{0, node}}, 2, span + 16, "11 levels x2");
+}
+
+TEST_F(ExecutorTest, RandomLayouts) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("RandomLayouts seed %llu\n", static_cast<unsigned long long>(seed));
+  test::RandomLayouts random(seed);
+  for (int i = 0; i < 400; ++i) {
+    const types::Layout layout = random.layout(static_cast<int>(random.pick(1, 4)));
+    const auto bounds = types::bounds(layout);
+    const int64_t count = random.pick(1, 3);
+    const int64_t extent = (bounds.hi - bounds.lo) + random.pick(0, 16);
+    check(layout, count, extent,
+          "seed " + std::to_string(seed) + " case " + std::to_string(i) + ": " +
+              types::describe(layout),
+          random.pick(0, 15), random.pick(0, 15));
+    if (HasFailure()) return;
+  }
+}
+
+TEST_F(ExecutorTest, EmptyAndDense) {
+  check({{0, make_dense(4096)}}, 3, 4096, "dense");
+  check({{16, make_dense(100)}}, 1, 0, "dense at an offset");
+  check({{0, make_repeat(0, 8, make_dense(4))}}, 2, 8, "empty");
+}
+
+}  // namespace
