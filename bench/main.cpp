@@ -25,12 +25,14 @@ const Subcommand kSubcommands[] = {
      "3-D 26-neighbour halo exchange with subarray types: host-native vs Loom"},
     {"gpu", loom::bench::run_gpu,
      "CUDA transfers and device packs vs cudaMemcpy2D and per-block copies (no MPI)"},
+    {"gpu-pingpong", loom::bench::run_gpu_pingpong,
+     "(2 ranks) vector ping-pong of GPU buffers: Loom vs copying the extent to the host"},
 };
 
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: loom-bench <subcommand> [options]   (loom-bench <subcommand> --help)\n\n");
-  for (const auto& s : kSubcommands) std::fprintf(out, "  %-8s %s\n", s.name, s.summary);
+  for (const auto& s : kSubcommands) std::fprintf(out, "  %-12s %s\n", s.name, s.summary);
 }
 
 }  // namespace

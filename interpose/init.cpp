@@ -1,5 +1,6 @@
 // MPI_Init/Finalize and communicator-lifetime family: Loom learns the node layout as MPI
 // starts, finishes what the user left in flight and prints LOOM_STATS as MPI finalizes.
+#include "interpose/device_memory.hpp"
 #include "interpose/host.hpp"
 #include "interpose/locality.hpp"
 #include "interpose/method.hpp"
@@ -22,6 +23,7 @@ void start_loom() {
   int provided = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&provided);
   loom::interpose::note_thread_level(provided);
+  loom::interpose::start_device_support();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "interpose/datatype.hpp"
+#include "interpose/device_memory.hpp"
 #include "interpose/host.hpp"
 #include "interpose/locality.hpp"
 #include "interpose/method.hpp"
@@ -32,6 +33,7 @@ struct Route {
   const TypePlan* trial = nullptr;
   int trial_slot = -1;
   model::Locality where = model::Locality::SameNode;
+  bool device = false;  // the user's buffer is device memory: Loom stages it, whatever its type
   explicit operator bool() const { return plan != nullptr; }
 };
 
@@ -62,6 +64,14 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
             model::Traffic traffic, Timing timing = Timing::Untimed) {
   if (elements <= 0 || peer == MPI_PROC_NULL || !buf || comm == MPI_COMM_NULL) return {};
   const TypePlan* plan = find_plan(type);
+  if (plan && device_memory(buf)) {  // the host MPI cannot read device memory: always packed
+    Route r;
+    r.plan = plan;
+    r.device = true;
+    r.bytes = static_cast<int64_t>(elements) * plan->plan.size();
+    if (r.bytes > INT_MAX) return {};
+    return r;
+  }
   if (!plan) {
     if (!config().disabled && type != MPI_DATATYPE_NULL)
       count(send ? Counter::SendHost : Counter::RecvHost);
@@ -97,9 +107,22 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
 // The common case, decided inline before anything else: a contiguous or basic datatype
 // (nothing to pack) to or from another process (no self channel to serve it). A wildcard
 // source is not: it must demote the self channel.
-[[gnu::always_inline]] inline bool passes_through(MPI_Datatype type, MPI_Comm comm, int peer) {
+// Device memory never does (one load decides that where no device is possible).
+[[gnu::always_inline]] inline bool passes_through(const void* buf, MPI_Datatype type, MPI_Comm comm,
+                                                  int peer) {
   const TypePlan* plan = find_plan(type);
-  return plan && plan->plan.dense() && peer != MPI_ANY_SOURCE && !self_channel(comm, peer);
+  return plan && plan->plan.dense() && peer != MPI_ANY_SOURCE && !self_channel(comm, peer) &&
+         !device_memory(buf);
+}
+
+// A device buffer never goes through the self channel, which copies with the CPU: the
+// communicator's messages to oneself go back to the host.
+void keep_device_memory_off_self_channel(const void* buf, MPI_Comm comm, int peer) {
+  if (!device_memory(buf)) return;
+  if (peer == MPI_ANY_SOURCE)
+    demote_self_channel(comm);
+  else if (SelfChannel* self = self_channel(comm, peer))
+    self->demote();
 }
 
 // Reports a tried blocking send's duration when the call returns. Only tried messages
@@ -129,10 +152,13 @@ class TrialClock {
 };
 
 StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
-  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   {
     KernelTimer timer(Counter::PackNanoseconds);
-    r.plan->plan.pack(buf, count, staging.data());
+    if (r.device)
+      pack_between(r.plan->plan, buf, count, staging.data());
+    else
+      r.plan->plan.pack(buf, count, staging.data());
   }
   count_call(Counter::SendPacked, Counter::SendPackedBytes, static_cast<uint64_t>(r.bytes));
   return staging;
@@ -171,7 +197,10 @@ class PersistentSend final : public PendingOp {
   int on_start() override {
     {
       KernelTimer timer(Counter::PackNanoseconds);
-      type_->plan.pack(buf_, count_, staging_.data());
+      if (device_memory(buf_))
+        pack_between(type_->plan, buf_, count_, staging_.data());
+      else
+        type_->plan.pack(buf_, count_, staging_.data());
     }
     count_call(Counter::SendPacked, Counter::SendPackedBytes, staging_.size());
     return MPI_SUCCESS;
@@ -203,6 +232,7 @@ int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, con
 
 int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int count,
                   MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  keep_device_memory_off_self_channel(buf, comm, dest);
   if (SelfChannel* self = self_channel(comm, dest)) {
     // Standard, ready and synchronous sends to oneself (a synchronous one only into a posted
     // receive); buffered ones keep the host's semantics (the attached buffer).
@@ -224,6 +254,7 @@ int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int co
 
 int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, int count,
                      MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  keep_device_memory_off_self_channel(buf, comm, dest);
   if (SelfChannel* self = self_channel(comm, dest)) {
     const bool synchronous = host_send == host().Issend;
     int rc = MPI_SUCCESS;
@@ -245,6 +276,7 @@ int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, 
 
 int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Datatype type,
                     int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  keep_device_memory_off_self_channel(buf, comm, dest);
   if (SelfChannel* self = self_channel(comm, dest)) {
     // Standard and ready sends to oneself; synchronous and buffered ones keep the host's
     // semantics (completion at the match, the attached buffer).
@@ -257,7 +289,7 @@ int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Da
   const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   const int rc =
       host_init(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm, request);
   if (rc == MPI_SUCCESS)
@@ -282,7 +314,7 @@ class StatusSlot {
 int receive_on_route(const Route& r, void* buf, int count, MPI_Datatype type, int source, int tag,
                      MPI_Comm comm, MPI_Status* status) {
   if (!r) return host().Recv(buf, count, type, source, tag, comm, status);
-  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   StatusSlot slot(status);
   const int rc = host().Recv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source, tag,
                              comm, slot.get());
@@ -297,49 +329,49 @@ using namespace loom::interpose;  // NOLINT: the MPI entry points below are this
 
 extern "C" int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                         MPI_Comm comm) {
-  if (passes_through(type, comm, dest)) return host().Send(buf, count, type, dest, tag, comm);
+  if (passes_through(buf, type, comm, dest)) return host().Send(buf, count, type, dest, tag, comm);
   return blocking_send(host().Send, Timing::Timed, buf, count, type, dest, tag, comm);
 }
 extern "C" int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
-  if (passes_through(type, comm, dest)) return host().Ssend(buf, count, type, dest, tag, comm);
+  if (passes_through(buf, type, comm, dest)) return host().Ssend(buf, count, type, dest, tag, comm);
   return blocking_send(host().Ssend, Timing::Timed, buf, count, type, dest, tag, comm);
 }
 extern "C" int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
-  if (passes_through(type, comm, dest)) return host().Rsend(buf, count, type, dest, tag, comm);
+  if (passes_through(buf, type, comm, dest)) return host().Rsend(buf, count, type, dest, tag, comm);
   return blocking_send(host().Rsend, Timing::Untimed, buf, count, type, dest, tag, comm);
 }
 // The host copies a buffered send into the attached buffer before returning, so the
 // staging buffer can go at once (the packed size never exceeds MPI_Pack_size's answer).
 extern "C" int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
-  if (passes_through(type, comm, dest)) return host().Bsend(buf, count, type, dest, tag, comm);
+  if (passes_through(buf, type, comm, dest)) return host().Bsend(buf, count, type, dest, tag, comm);
   return blocking_send(host().Bsend, Timing::Untimed, buf, count, type, dest, tag, comm);
 }
 
 extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm, MPI_Request* request) {
-  if (passes_through(type, comm, dest))
+  if (passes_through(buf, type, comm, dest))
     return host().Isend(buf, count, type, dest, tag, comm, request);
   return nonblocking_send(host().Isend, Timing::Timed, buf, count, type, dest, tag, comm, request);
 }
 extern "C" int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
-  if (passes_through(type, comm, dest))
+  if (passes_through(buf, type, comm, dest))
     return host().Issend(buf, count, type, dest, tag, comm, request);
   return nonblocking_send(host().Issend, Timing::Timed, buf, count, type, dest, tag, comm, request);
 }
 extern "C" int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
-  if (passes_through(type, comm, dest))
+  if (passes_through(buf, type, comm, dest))
     return host().Irsend(buf, count, type, dest, tag, comm, request);
   return nonblocking_send(host().Irsend, Timing::Untimed, buf, count, type, dest, tag, comm,
                           request);
 }
 extern "C" int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
-  if (passes_through(type, comm, dest))
+  if (passes_through(buf, type, comm, dest))
     return host().Ibsend(buf, count, type, dest, tag, comm, request);
   return nonblocking_send(host().Ibsend, Timing::Untimed, buf, count, type, dest, tag, comm,
                           request);
@@ -364,8 +396,9 @@ extern "C" int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int
 
 extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Status* status) {
-  if (passes_through(type, comm, source))
+  if (passes_through(buf, type, comm, source))
     return host().Recv(buf, count, type, source, tag, comm, status);
+  keep_device_memory_off_self_channel(buf, comm, source);
   if (SelfChannel* self = self_source(comm, source)) {
     int rc = MPI_SUCCESS;
     if (self->receive(buf, count, type, tag, nullptr, status, &rc)) return rc;
@@ -377,8 +410,9 @@ extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int
 
 extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
                          MPI_Comm comm, MPI_Request* request) {
-  if (passes_through(type, comm, source))
+  if (passes_through(buf, type, comm, source))
     return host().Irecv(buf, count, type, source, tag, comm, request);
+  keep_device_memory_off_self_channel(buf, comm, source);
   if (SelfChannel* self = self_source(comm, source); self && request) {
     int rc = MPI_SUCCESS;
     if (self->receive(buf, count, type, tag, request, MPI_STATUS_IGNORE, &rc)) return rc;
@@ -386,7 +420,7 @@ extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, in
   const Route r = route(buf, count, type, comm, source, false, kOverlapping, Timing::Timed);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Irecv(buf, count, type, source, tag, comm, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   const int rc = host().Irecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source, tag,
                               comm, request);
   if (rc == MPI_SUCCESS)
@@ -397,6 +431,7 @@ extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, in
 
 extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
                              MPI_Comm comm, MPI_Request* request) {
+  keep_device_memory_off_self_channel(buf, comm, source);
   if (SelfChannel* self = self_source(comm, source); self && request) {
     int rc = MPI_SUCCESS;
     if (self->receive_init(buf, count, type, tag, request, &rc)) return rc;
@@ -404,7 +439,7 @@ extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source
   const Route r = route(buf, count, type, comm, source, false, kOverlapping);
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Recv_init(buf, count, type, source, tag, comm, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   const int rc = host().Recv_init(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source,
                                   tag, comm, request);
   if (rc == MPI_SUCCESS)
@@ -416,6 +451,8 @@ extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source
 extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                             int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                             int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  keep_device_memory_off_self_channel(sendbuf, comm, dest);
+  keep_device_memory_off_self_channel(recvbuf, comm, source);
   if (self_channel(comm, dest) || self_source(comm, source)) {
     // With oneself on either side: the receive, the send and their completion as separate
     // calls, so that the channel serves the side that is this process.
@@ -441,7 +478,7 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
     return host().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, status);
   StagingBuffer packed_send = send ? pack_to_staging(send, sendbuf, sendcount) : StagingBuffer();
-  StagingBuffer packed_recv(recv ? static_cast<size_t>(recv.bytes) : 0);
+  StagingBuffer packed_recv(recv ? static_cast<size_t>(recv.bytes) : 0, recv.device);
   StatusSlot slot(status);
   const int rc = host().Sendrecv(
       send ? packed_send.data() : sendbuf, send ? static_cast<int>(send.bytes) : sendcount,
@@ -478,7 +515,7 @@ extern "C" int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* m
                       ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false, kBlocking)
                       : Route{};
   if (!r) return host().Mrecv(buf, count, type, message, status);
-  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   StatusSlot slot(status);
   const int rc =
       host().Mrecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, message, slot.get());
@@ -493,7 +530,7 @@ extern "C" int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* 
                       : Route{};
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Imrecv(buf, count, type, message, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes));
+  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   const int rc =
       host().Imrecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, message, request);
   if (rc == MPI_SUCCESS)

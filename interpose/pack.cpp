@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "interpose/datatype.hpp"
+#include "interpose/device_memory.hpp"
 #include "interpose/host.hpp"
 #include "interpose/runtime.hpp"
 
@@ -92,7 +93,11 @@ extern "C" int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, v
   }
   {
     KernelTimer timer(Counter::PackNanoseconds);
-    plan->plan.pack(inbuf, incount, static_cast<char*>(outbuf) + *position);
+    char* out = static_cast<char*>(outbuf) + *position;
+    if (loom::interpose::device_memory(inbuf) || loom::interpose::device_memory(outbuf))
+      loom::interpose::pack_between(plan->plan, inbuf, incount, out);
+    else
+      plan->plan.pack(inbuf, incount, out);
   }
   *position += static_cast<int>(bytes);
   count_call(Counter::PackLoom, Counter::PackBytes, static_cast<uint64_t>(bytes));
@@ -114,7 +119,11 @@ extern "C" int MPI_Unpack(const void* inbuf, int insize, int* position, void* ou
   }
   {
     KernelTimer timer(Counter::UnpackNanoseconds);
-    plan->plan.unpack(static_cast<const char*>(inbuf) + *position, outcount, outbuf);
+    const char* in = static_cast<const char*>(inbuf) + *position;
+    if (loom::interpose::device_memory(inbuf) || loom::interpose::device_memory(outbuf))
+      loom::interpose::unpack_between(plan->plan, in, outcount, outbuf);
+    else
+      plan->plan.unpack(in, outcount, outbuf);
   }
   *position += static_cast<int>(bytes);
   count_call(Counter::UnpackLoom, Counter::UnpackBytes, static_cast<uint64_t>(bytes));

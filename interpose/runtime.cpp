@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "interpose/device_memory.hpp"
 #include "loom/loom.h"
 
 namespace loom::interpose {
@@ -113,6 +114,9 @@ void print_stats(int rank) {
                (ull)s.self_delivered, (ull)s.self_delivered_bytes, (ull)s.self_demoted, rank,
                (ull)s.collective_packed, (ull)s.collective_host, (ull)s.collective_packed_bytes,
                (ull)s.collective_shared);
+  if (std::strcmp(device_support_name(), "off") != 0)
+    std::fprintf(stderr, "[loom] rank %d device: executor=%s staged=%llu bytes=%llu\n", rank,
+                 device_support_name(), (ull)s.device_staged, (ull)s.device_staged_bytes);
 }
 
 }  // namespace loom::interpose
@@ -151,4 +155,6 @@ extern "C" void loom_get_stats(loom_stats* out) {
   out->self_delivered = total(Counter::SelfDelivered);
   out->self_delivered_bytes = total(Counter::SelfDeliveredBytes);
   out->self_demoted = total(Counter::SelfDemoted);
+  out->device_staged = total(Counter::DeviceStaged);
+  out->device_staged_bytes = total(Counter::DeviceStagedBytes);
 }

@@ -59,6 +59,10 @@ enum class Counter : int {
   SelfDelivered,
   SelfDeliveredBytes,
   SelfDemoted,
+  // Buffers in device memory that Loom packed, unpacked or copied through its device executor
+  // (interpose/device_memory.hpp), and their packed bytes.
+  DeviceStaged,
+  DeviceStagedBytes,
   kCount
 };
 

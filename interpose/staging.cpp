@@ -1,6 +1,7 @@
 #include "interpose/staging.hpp"
 
 #include "interpose/datatype.hpp"
+#include "interpose/device_memory.hpp"
 #include "interpose/method.hpp"
 #include "interpose/runtime.hpp"
 
@@ -20,8 +21,11 @@ constexpr int kMinClass = 12;  // 4 KiB
 constexpr int kMaxClass = 30;  // 1 GiB; larger buffers are not kept
 constexpr size_t kMaxCachedBytes = size_t{512} << 20;
 
+// Buffers by size class. The device pool's buffers stay pinned while cached.
 class Pool {
  public:
+  explicit Pool(bool device_visible) : device_visible_(device_visible) {}
+
   char* take(int size_class) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -35,6 +39,7 @@ class Pool {
     }
     void* p = std::aligned_alloc(64, size_t{1} << size_class);
     if (!p) throw std::bad_alloc();
+    if (device_visible_) pin_for_device(p, size_t{1} << size_class);
     return static_cast<char*>(p);
   }
 
@@ -48,41 +53,54 @@ class Pool {
         return;
       }
     }
-    std::free(p);
+    discard(p);
   }
 
   void clear() {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& list : free_) {
-      for (char* p : list) std::free(p);
+      for (char* p : list) discard(p);
       list.clear();
     }
     cached_bytes_ = 0;
   }
 
  private:
+  void discard(char* p) {
+    if (device_visible_) unpin_for_device(p);
+    std::free(p);
+  }
+
+  const bool device_visible_;
   std::mutex mutex_;
   std::vector<char*> free_[kMaxClass - kMinClass + 1];
   size_t cached_bytes_ = 0;
 };
 
+// Both outlive user static destructors that may still send.
 Pool& pool() {
-  static auto* p = new Pool();  // outlives user static destructors that may still send
+  static auto* p = new Pool(false);
+  return *p;
+}
+Pool& device_pool() {
+  static auto* p = new Pool(true);
   return *p;
 }
 
 }  // namespace
 
-StagingBuffer::StagingBuffer(size_t bytes) : size_(bytes) {
+StagingBuffer::StagingBuffer(size_t bytes, bool device_visible)
+    : size_(bytes), device_visible_(device_visible) {
   if (bytes == 0) return;
   const int size_class = std::max(kMinClass, static_cast<int>(std::bit_width(bytes - 1)));
   if (size_class > kMaxClass) {
     data_ = static_cast<char*>(std::malloc(bytes));
     if (!data_) throw std::bad_alloc();
+    if (device_visible_) pin_for_device(data_, bytes);
     return;
   }
   size_class_ = size_class;
-  data_ = pool().take(size_class);
+  data_ = (device_visible_ ? device_pool() : pool()).take(size_class);
 }
 
 StagingBuffer::~StagingBuffer() {
@@ -92,7 +110,8 @@ StagingBuffer::~StagingBuffer() {
 StagingBuffer::StagingBuffer(StagingBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      size_class_(std::exchange(other.size_class_, -1)) {}
+      size_class_(std::exchange(other.size_class_, -1)),
+      device_visible_(std::exchange(other.device_visible_, false)) {}
 
 StagingBuffer& StagingBuffer::operator=(StagingBuffer&& other) noexcept {
   if (this != &other) {
@@ -100,21 +119,25 @@ StagingBuffer& StagingBuffer::operator=(StagingBuffer&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     size_class_ = std::exchange(other.size_class_, -1);
+    device_visible_ = std::exchange(other.device_visible_, false);
   }
   return *this;
 }
 
 void StagingBuffer::release() {
   if (!data_) return;
-  if (size_class_ >= 0)
-    pool().give(data_, size_class_);
-  else
+  if (size_class_ >= 0) {
+    (device_visible_ ? device_pool() : pool()).give(data_, size_class_);
+  } else {
+    if (device_visible_) unpin_for_device(data_);
     std::free(data_);
+  }
   data_ = nullptr;
 }
 
 void release_staging_pool() {
   pool().clear();
+  device_pool().clear();
 }
 
 void unpack_received(const TypePlan& type, const char* staged, int64_t received, void* buf,
@@ -122,15 +145,25 @@ void unpack_received(const TypePlan& type, const char* staged, int64_t received,
   const int64_t size = type.plan.size();
   if (size <= 0 || received <= 0) return;
   const int64_t whole = std::min<int64_t>(received / size, count);
+  const bool device = device_memory(buf);
   KernelTimer timer(Counter::UnpackNanoseconds);
-  type.plan.unpack(staged, whole, buf);
+  if (device)
+    unpack_between(type.plan, staged, whole, buf);
+  else
+    type.plan.unpack(staged, whole, buf);
   const int64_t rest = std::min(received - whole * size, size);
   if (whole < count && rest > 0) {
     char* element = static_cast<char*>(buf) + whole * type.plan.extent();
     std::vector<char> merged(static_cast<size_t>(size));
-    type.plan.pack(element, 1, merged.data());
-    std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
-    type.plan.unpack(merged.data(), 1, element);
+    if (device) {
+      pack_between(type.plan, element, 1, merged.data());
+      std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
+      unpack_between(type.plan, merged.data(), 1, element);
+    } else {
+      type.plan.pack(element, 1, merged.data());
+      std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
+      type.plan.unpack(merged.data(), 1, element);
+    }
   }
   if (as_receive)
     count_call(Counter::RecvUnpacked, Counter::RecvUnpackedBytes, static_cast<uint64_t>(received));

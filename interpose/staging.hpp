@@ -14,7 +14,9 @@ namespace loom::interpose {
 class StagingBuffer {
  public:
   StagingBuffer() = default;
-  explicit StagingBuffer(size_t bytes);
+  // `device_visible`: staging for a device buffer, pinned so that the device executor packs
+  // straight into it and unpacks straight from it (interpose/device_memory.hpp).
+  explicit StagingBuffer(size_t bytes, bool device_visible = false);
   ~StagingBuffer();
   StagingBuffer(StagingBuffer&& other) noexcept;
   StagingBuffer& operator=(StagingBuffer&& other) noexcept;
@@ -29,6 +31,7 @@ class StagingBuffer {
   char* data_ = nullptr;
   size_t size_ = 0;
   int size_class_ = -1;
+  bool device_visible_ = false;
 };
 
 void release_staging_pool();  // at MPI_Finalize

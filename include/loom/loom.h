@@ -4,6 +4,7 @@
 #define LOOM_LOOM_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -47,6 +48,10 @@ typedef struct loom_stats {
   uint64_t self_delivered;
   uint64_t self_delivered_bytes;
   uint64_t self_demoted;
+  /* Device-memory buffers (LOOM_DEVICE, docs/gpu.md) Loom packed, unpacked or copied through its
+   * device executor so that the host MPI saw only host memory, and their bytes. */
+  uint64_t device_staged;
+  uint64_t device_staged_bytes;
 } loom_stats;
 
 /* 1 when the interposer is loaded and not disabled by LOOM_DISABLE=1. */
@@ -68,6 +73,14 @@ void loom_get_stats(loom_stats* out);
 #define LOOM_METHOD_HOST 0
 #define LOOM_METHOD_PACK 1
 int loom_method_for(MPI_Datatype type, int count, int peer_same_node);
+
+/* The emulated device, for testing device-buffer paths on machines without a GPU
+ * (LOOM_DEVICE=emulated, docs/gpu.md): memory that nothing but Loom's device executor may touch
+ * (any other access faults, as a GPU pointer would in a host MPI that is not CUDA-aware).
+ * loom_emulated_device_copy copies between it and host memory, either way; returns 0. */
+void* loom_emulated_device_alloc(size_t bytes);
+void loom_emulated_device_free(void* p);
+int loom_emulated_device_copy(void* dst, const void* src, size_t bytes);
 
 #ifdef __cplusplus
 }

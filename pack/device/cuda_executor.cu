@@ -117,6 +117,16 @@ class CudaExecutor final : public Executor {
     return check(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost),
                  "cudaMemcpy to host");
   }
+  // Portable and mapped: every device's kernels reach it at the same address (UVA).
+  Status pin(void* p, int64_t bytes) override {
+    if (!init()) return unavailable();
+    return check(cudaHostRegister(p, static_cast<size_t>(bytes),
+                                  cudaHostRegisterPortable | cudaHostRegisterMapped),
+                 "cudaHostRegister");
+  }
+  void unpin(void* p) override {
+    if (init()) cudaHostUnregister(p);
+  }
 
  private:
   bool init() const {

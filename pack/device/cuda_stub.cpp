@@ -18,6 +18,8 @@ class CudaStub final : public Executor {
   void release(void*) override {}
   Status to_device(void*, const void*, int64_t) override { return missing(); }
   Status to_host(void*, const void*, int64_t) override { return missing(); }
+  Status pin(void*, int64_t) override { return missing(); }
+  void unpin(void*) override {}
 
  private:
   static Status missing() {

@@ -54,6 +54,12 @@ class Executor {
   virtual void release(void* p) = 0;
   virtual Status to_device(void* dst, const void* host_src, int64_t bytes) = 0;
   virtual Status to_host(void* host_dst, const void* src, int64_t bytes) = 0;
+
+  // Makes host memory directly addressable by this executor's kernels (then locate() says
+  // HostPinned), so that a pack writes straight into it ("one-shot") and an unpack reads
+  // straight from it; unpin undoes it before the memory is freed.
+  virtual Status pin(void* p, int64_t bytes) = 0;
+  virtual void unpin(void* p) = 0;
 };
 
 Executor& emulated_executor();

@@ -1,0 +1,242 @@
+// loom-bench gpu-pingpong: a derived-type ping-pong between buffers in GPU memory on a host MPI
+// that is not CUDA-aware, through Loom (MPI_Send/MPI_Recv on the device buffers) against what an
+// application must do there without Loom: copy the whole extent to the host, send it with the
+// datatype (the host's own engine, PMPI_*), receive likewise and copy the extent back. Two
+// ranks, CUDA events are not needed: host clocks around whole round trips.
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/gpu/gpu_bench.hpp"
+#include "bench/report.hpp"
+#include "loom/loom.h"
+
+namespace loom::bench {
+
+namespace {
+
+constexpr const char* kTool = "loom-bench gpu-pingpong";
+
+#define CUDA_OK(call)                                                                     \
+  do {                                                                                    \
+    const cudaError_t rc_ = (call);                                                       \
+    if (rc_ != cudaSuccess) {                                                             \
+      std::fprintf(stderr, "%s: %s failed: %s\n", kTool, #call, cudaGetErrorString(rc_)); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                       \
+    }                                                                                     \
+  } while (0)
+
+struct Options : SamplingOptions {
+  Options() : SamplingOptions(200, 5, 0.3) {}
+  std::vector<int64_t> sizes, blocks;
+};
+
+void usage(FILE* out) {
+  std::fprintf(
+      out,
+      "usage: mpiexec -n 2 loom-bench gpu-pingpong [options]\n"
+      "  Vector ping-pong between GPU buffers: Loom vs copy-extent-to-host + host datatype\n"
+      "  send (docs/gpu.md). Loom must see the device: CUDA starts before MPI_Init here.\n"
+      "  --sizes LIST   packed bytes per message (default 4K,64K,1M,16M; --quick 64K,1M)\n"
+      "  --blocks LIST  block bytes, every other block taken (default 4,8,16,64,256;\n"
+      "                 0 = contiguous)\n"
+      "  --quick, --reps N (default 200), --time SECONDS (default 0.3), --json FILE\n");
+}
+
+// What one rank does per round trip; rank 0 starts.
+template <typename Send, typename Recv>
+double round_trips(int rank, int reps, Send&& send, Recv&& recv) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  for (int r = 0; r < reps; ++r) {
+    if (rank == 0) {
+      send();
+      recv();
+    } else {
+      recv();
+      send();
+    }
+  }
+  return (MPI_Wtime() - t0) / reps;
+}
+
+// Round trips for about `seconds`, at least `min_reps`, the same count on both ranks.
+template <typename Trip>
+double time_trip(const Options& o, int rank, Trip&& trip) {
+  double one = trip(1);  // warm-up
+  one = trip(2);
+  double estimate = one;
+  MPI_Bcast(&estimate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const int reps = std::clamp(static_cast<int>(o.seconds_per_case / std::max(estimate, 1e-7)),
+                              o.min_reps, o.max_reps);
+  (void)rank;
+  return trip(reps) / 2;  // one way
+}
+
+}  // namespace
+
+int run_gpu_pingpong(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    switch (parse_sampling_option(argc, argv, &i, kTool, &o)) {
+      case OptionParse::Taken:
+        continue;
+      case OptionParse::Bad:
+        return 2;
+      case OptionParse::NotMine:
+        break;
+    }
+    if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    } else if (a == "--sizes") {
+      const char* v = option_value(argc, argv, &i, kTool, "--sizes");
+      if (!v || !parse_size_list(kTool, "--sizes", v, &o.sizes)) return 2;
+    } else if (a == "--blocks") {
+      const char* v = option_value(argc, argv, &i, kTool, "--blocks");
+      if (!v) return 2;
+      for (const std::string& b : split_commas(v)) o.blocks.push_back(std::atoll(b.c_str()));
+    } else {
+      std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, a.c_str());
+      usage(stderr);
+      return 2;
+    }
+  }
+  o.finish(0.1);
+  if (o.sizes.empty())
+    o.sizes = o.quick ? std::vector<int64_t>{64 << 10, 1 << 20}
+                      : std::vector<int64_t>{4 << 10, 64 << 10, 1 << 20, 16 << 20};
+  if (o.blocks.empty()) o.blocks = {4, 8, 16, 64, 256, 0};
+
+  // CUDA first, so that Loom (LOOM_DEVICE=auto) finds the driver loaded at MPI_Init.
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "%s: no GPU to measure\n", kTool);
+    return 1;
+  }
+  CUDA_OK(cudaFree(nullptr));
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (ranks != 2) {
+    if (rank == 0) std::fprintf(stderr, "%s: run with 2 ranks\n", kTool);
+    MPI_Finalize();
+    return 2;
+  }
+  const int peer = 1 - rank;
+  TargetLine small("Loom >= 10x the application's copy-to-host path, blocks <= 16 B", 10);
+  TargetLine all("Loom never slower than the application's copy-to-host path", 1);
+  Table table({"case", "packed", "loom us", "copy+host us", "speed-up", "verified"});
+  JsonWriter j;
+  j.begin_object();
+  j.field("subcommand", "gpu-pingpong");
+  j.begin_array("cases");
+  int failures = 0;
+  for (int64_t block : o.blocks)
+    for (int64_t size : o.sizes) {
+      // Blocks of `block` bytes every 2 x block (MPI_BYTE elements), or contiguous bytes.
+      MPI_Datatype type;
+      const int64_t n = block > 0 ? size / block : 1;
+      if (block > 0)
+        MPI_Type_vector(static_cast<int>(n), static_cast<int>(block), static_cast<int>(2 * block),
+                        MPI_BYTE, &type);
+      else
+        MPI_Type_contiguous(static_cast<int>(size), MPI_BYTE, &type);
+      MPI_Type_commit(&type);
+      const int64_t span = block > 0 ? (2 * n - 1) * block : size;
+      const size_t bytes = static_cast<size_t>(span);
+      char *device, *host;
+      CUDA_OK(cudaMalloc(&device, bytes));
+      CUDA_OK(cudaMallocHost(&host, bytes));  // the application's copies at their best
+      std::vector<char> sent(bytes), background(bytes), got(bytes);
+      fill_pattern(reinterpret_cast<unsigned char*>(sent.data()), span, 17 + block);
+      fill_pattern(reinterpret_cast<unsigned char*>(background.data()), span, 99);
+
+      // Verification: rank 0 sends through Loom from device memory, rank 1 receives into device
+      // memory holding other bytes; only the blocks may change.
+      CUDA_OK(cudaMemcpy(device, rank == 0 ? sent.data() : background.data(), bytes,
+                         cudaMemcpyHostToDevice));
+      if (rank == 0)
+        MPI_Send(device, 1, type, peer, 1, MPI_COMM_WORLD);
+      else
+        MPI_Recv(device, 1, type, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      int ok = 1;
+      if (rank == 1) {
+        CUDA_OK(cudaMemcpy(got.data(), device, bytes, cudaMemcpyDeviceToHost));
+        std::vector<char> expect = background;
+        for (int64_t b = 0; b < n; ++b)
+          std::memcpy(expect.data() + (block > 0 ? 2 * b * block : 0),
+                      sent.data() + (block > 0 ? 2 * b * block : 0),
+                      static_cast<size_t>(block > 0 ? block : size));
+        ok = expect == got;
+      }
+      MPI_Bcast(&ok, 1, MPI_INT, 1, MPI_COMM_WORLD);
+      if (!ok) ++failures;
+
+      const double loom = time_trip(o, rank, [&](int reps) {
+        return round_trips(
+            rank, reps, [&] { MPI_Send(device, 1, type, peer, 2, MPI_COMM_WORLD); },
+            [&] { MPI_Recv(device, 1, type, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE); });
+      });
+      const double app = time_trip(o, rank, [&](int reps) {
+        return round_trips(
+            rank, reps,
+            [&] {
+              cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost);
+              PMPI_Send(host, 1, type, peer, 3, MPI_COMM_WORLD);
+            },
+            [&] {
+              PMPI_Recv(host, 1, type, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+              cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice);
+            });
+      });
+      const std::string name = block > 0 ? format("vec_b%lld", static_cast<long long>(block))
+                                         : std::string("contiguous");
+      const double speedup = app / loom;
+      if (block > 0 && block <= 16) small.add(speedup, name + " " + human_bytes(size));
+      all.add(speedup, name + " " + human_bytes(size));
+      table.add_row({name, human_bytes(size), format("%.1f", loom * 1e6), format("%.1f", app * 1e6),
+                     format("%.2f", speedup), ok ? "yes" : "NO"});
+      j.begin_object();
+      j.field("case", name);
+      j.field("block_bytes", block);
+      j.field("packed_bytes", size);
+      j.field("span_bytes", span);
+      j.field("loom_seconds", loom);
+      j.field("app_seconds", app);
+      j.field("verified", ok != 0);
+      j.end_object();
+      CUDA_OK(cudaFree(device));
+      CUDA_OK(cudaFreeHost(host));
+      MPI_Type_free(&type);
+    }
+  j.end_array();
+  loom_stats stats;
+  loom_get_stats(&stats);
+  if (rank == 0) {
+    std::printf(
+        "%s: one-way time, device buffers on both ranks; Loom active=%d, device staged=%llu\n",
+        kTool, loom_is_active(), static_cast<unsigned long long>(stats.device_staged));
+    table.print(stdout);
+    std::printf("\nverification: %d case(s) failed\n", failures);
+    for (const TargetLine* line : {&small, &all})
+      std::printf("%-72s %8.2fx %s (%s)\n", line->name.c_str(), line->value,
+                  line->pass() ? "PASS" : "FAIL", line->worst_case.c_str());
+    j.begin_object("summary");
+    write_targets(j, {&small, &all});
+    j.field("verification_failures", failures);
+    j.end_object();
+    if (!o.json_path.empty()) finish_json_report(j, o.json_path, kTool);
+  }
+  MPI_Finalize();
+  return failures ? 1 : 0;
+}
+
+}  // namespace loom::bench

@@ -1,0 +1,262 @@
+// Buffers in device memory through the interposer, on the emulated device (LOOM_DEVICE=emulated,
+// interpose/device_memory.hpp): memory that faults on any access but the device executor's, as
+// a GPU pointer would in a host MPI that is not CUDA-aware. Every call must deliver what the
+// host MPI delivers for the same data in host memory, and never hand the host a device pointer
+// (that would crash the test). Two ranks; LOOM_DEVICE_TEST_SEED or a random seed, printed.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "loom/loom.h"
+#include "tests/mpi/gtest_mpi.hpp"
+
+namespace {
+
+int rank = 0, ranks = 1;
+uint64_t seed = 0;
+
+// Emulated device memory with host-side helpers.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes), p_(loom_emulated_device_alloc(bytes)) {}
+  ~DeviceBuffer() { loom_emulated_device_free(p_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return p_; }
+  void upload(const std::vector<char>& host) const {
+    loom_emulated_device_copy(p_, host.data(), bytes_);
+  }
+  std::vector<char> download() const {
+    std::vector<char> host(bytes_);
+    loom_emulated_device_copy(host.data(), p_, bytes_);
+    return host;
+  }
+
+ private:
+  size_t bytes_;
+  void* p_;
+};
+
+std::vector<char> pattern(size_t bytes, int salt) {
+  std::vector<char> v(bytes);
+  std::mt19937_64 rng(seed + static_cast<uint64_t>(salt));
+  for (char& c : v) c = static_cast<char>(rng());
+  return v;
+}
+
+// A vector of 3-double blocks, stride 5 doubles: the usual non-contiguous face.
+struct Vector {
+  MPI_Datatype type;
+  Vector() {
+    MPI_Type_vector(40, 3, 5, MPI_DOUBLE, &type);
+    MPI_Type_commit(&type);
+  }
+  ~Vector() { MPI_Type_free(&type); }
+  static constexpr size_t kExtent = (39 * 5 + 3) * sizeof(double);
+  static constexpr int kSize = 40 * 3 * sizeof(double);
+};
+
+TEST(DeviceBuffers, PackAndUnpackMatchTheHost) {
+  Vector v;
+  const int count = 3;
+  const size_t span = count * Vector::kExtent;
+  const auto host_data = pattern(span, 1);
+  DeviceBuffer device(span);
+  device.upload(host_data);
+
+  std::vector<char> expect(count * Vector::kSize), got(expect.size());
+  int pos = 0;
+  ASSERT_EQ(MPI_SUCCESS, PMPI_Pack(host_data.data(), count, v.type, expect.data(),
+                                   static_cast<int>(expect.size()), &pos, MPI_COMM_WORLD));
+  pos = 0;
+  ASSERT_EQ(MPI_SUCCESS, MPI_Pack(device.get(), count, v.type, got.data(),
+                                  static_cast<int>(got.size()), &pos, MPI_COMM_WORLD));
+  EXPECT_EQ(pos, static_cast<int>(got.size()));
+  EXPECT_EQ(expect, got) << "device -> host pack";
+
+  DeviceBuffer packed_on_device(expect.size());
+  pos = 0;
+  ASSERT_EQ(MPI_SUCCESS, MPI_Pack(device.get(), count, v.type, packed_on_device.get(),
+                                  static_cast<int>(expect.size()), &pos, MPI_COMM_WORLD));
+  EXPECT_EQ(expect, packed_on_device.download()) << "device -> device pack";
+
+  // Unpack into device memory whose gaps hold other bytes: they must stay.
+  const auto background = pattern(span, 2);
+  std::vector<char> expect_user = background;
+  pos = 0;
+  ASSERT_EQ(MPI_SUCCESS, PMPI_Unpack(expect.data(), static_cast<int>(expect.size()), &pos,
+                                     expect_user.data(), count, v.type, MPI_COMM_WORLD));
+  for (bool from_device : {false, true}) {
+    device.upload(background);
+    pos = 0;
+    ASSERT_EQ(MPI_SUCCESS, MPI_Unpack(from_device ? packed_on_device.get() : expect.data(),
+                                      static_cast<int>(expect.size()), &pos, device.get(), count,
+                                      v.type, MPI_COMM_WORLD));
+    EXPECT_EQ(expect_user, device.download()) << (from_device ? "device" : "host") << " -> device";
+  }
+
+  // A contiguous type too: the host's own MPI_Pack would read device memory.
+  DeviceBuffer doubles(800);
+  const auto values = pattern(800, 3);
+  doubles.upload(values);
+  std::vector<char> out(800);
+  pos = 0;
+  ASSERT_EQ(MPI_SUCCESS,
+            MPI_Pack(doubles.get(), 100, MPI_DOUBLE, out.data(), 800, &pos, MPI_COMM_WORLD));
+  EXPECT_EQ(values, out);
+}
+
+// Rank 0 sends, rank 1 receives, each side's buffer in device or host memory.
+TEST(DeviceBuffers, SendAndReceiveEveryPlacement) {
+  Vector v;
+  const int count = 2;
+  const size_t span = count * Vector::kExtent;
+  const int peer = 1 - rank;
+  for (int placement = 0; placement < 4; ++placement) {
+    const bool send_device = placement & 1, recv_device = placement & 2;
+    const auto sent = pattern(span, 10 + placement);
+    const auto background = pattern(span, 20 + placement);
+    // What the host delivers between host buffers is the reference.
+    std::vector<char> expect = background;
+    if (rank == 0) {
+      ASSERT_EQ(MPI_SUCCESS, PMPI_Send(sent.data(), count, v.type, peer, 1, MPI_COMM_WORLD));
+    } else {
+      ASSERT_EQ(MPI_SUCCESS, PMPI_Recv(expect.data(), count, v.type, peer, 1, MPI_COMM_WORLD,
+                                       MPI_STATUS_IGNORE));
+    }
+    DeviceBuffer device(span);
+    if (rank == 0) {
+      device.upload(sent);
+      ASSERT_EQ(MPI_SUCCESS, MPI_Send(send_device ? device.get() : sent.data(), count, v.type, peer,
+                                      2, MPI_COMM_WORLD));
+    } else {
+      device.upload(background);
+      std::vector<char> host = background;
+      MPI_Status status;
+      ASSERT_EQ(MPI_SUCCESS, MPI_Recv(recv_device ? device.get() : host.data(), count, v.type, peer,
+                                      2, MPI_COMM_WORLD, &status));
+      int received = 0;
+      MPI_Get_count(&status, v.type, &received);
+      EXPECT_EQ(count, received);
+      EXPECT_EQ(expect, recv_device ? device.download() : host) << "placement " << placement;
+    }
+  }
+}
+
+// Non-blocking both ways at once, persistent requests, and Sendrecv, all on device memory.
+TEST(DeviceBuffers, NonblockingPersistentAndSendrecv) {
+  Vector v;
+  const int peer = 1 - rank;
+  const size_t span = Vector::kExtent;
+  const auto mine = pattern(span, 100 + rank), theirs = pattern(span, 100 + peer);
+  const auto background = pattern(span, 200);
+  std::vector<char> expect = background;
+  {  // the reference: the host between host buffers
+    std::vector<char> scratch = background;
+    ASSERT_EQ(MPI_SUCCESS, PMPI_Sendrecv(mine.data(), 1, v.type, peer, 3, expect.data(), 1, v.type,
+                                         peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  }
+  DeviceBuffer send(span), recv(span);
+  send.upload(mine);
+
+  recv.upload(background);
+  MPI_Request requests[2];
+  ASSERT_EQ(MPI_SUCCESS, MPI_Irecv(recv.get(), 1, v.type, peer, 4, MPI_COMM_WORLD, &requests[0]));
+  ASSERT_EQ(MPI_SUCCESS, MPI_Isend(send.get(), 1, v.type, peer, 4, MPI_COMM_WORLD, &requests[1]));
+  ASSERT_EQ(MPI_SUCCESS, MPI_Waitall(2, requests, MPI_STATUSES_IGNORE));
+  EXPECT_EQ(expect, recv.download()) << "Isend/Irecv";
+
+  recv.upload(background);
+  ASSERT_EQ(MPI_SUCCESS, MPI_Sendrecv(send.get(), 1, v.type, peer, 5, recv.get(), 1, v.type, peer,
+                                      5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  EXPECT_EQ(expect, recv.download()) << "Sendrecv";
+
+  ASSERT_EQ(MPI_SUCCESS,
+            MPI_Recv_init(recv.get(), 1, v.type, peer, 6, MPI_COMM_WORLD, &requests[0]));
+  ASSERT_EQ(MPI_SUCCESS,
+            MPI_Send_init(send.get(), 1, v.type, peer, 6, MPI_COMM_WORLD, &requests[1]));
+  for (int round = 0; round < 3; ++round) {
+    // Each start sends the buffer as it is now.
+    const auto now_mine = pattern(span, 300 + 10 * round + rank);
+    const auto now_theirs = pattern(span, 300 + 10 * round + peer);
+    std::vector<char> now_expect = background;
+    ASSERT_EQ(MPI_SUCCESS, PMPI_Sendrecv(now_mine.data(), 1, v.type, peer, 7, now_expect.data(), 1,
+                                         v.type, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    send.upload(now_mine);
+    recv.upload(background);
+    ASSERT_EQ(MPI_SUCCESS, MPI_Startall(2, requests));
+    ASSERT_EQ(MPI_SUCCESS, MPI_Waitall(2, requests, MPI_STATUSES_IGNORE));
+    EXPECT_EQ(now_expect, recv.download()) << "persistent round " << round;
+  }
+  MPI_Request_free(&requests[0]);
+  MPI_Request_free(&requests[1]);
+  (void)theirs;
+}
+
+// Messages to oneself with device buffers go through the host (the self channel copies with
+// the CPU), and a message that ends inside an element fills only what it carries.
+TEST(DeviceBuffers, ToOneselfAndPartialElements) {
+  Vector v;
+  const size_t span = 2 * Vector::kExtent;
+  const auto sent = pattern(span, 400), background = pattern(span, 401);
+  DeviceBuffer send(span), recv(span);
+  send.upload(sent);
+  recv.upload(background);
+  MPI_Request request;
+  ASSERT_EQ(MPI_SUCCESS, MPI_Isend(send.get(), 2, v.type, rank, 8, MPI_COMM_WORLD, &request));
+  ASSERT_EQ(MPI_SUCCESS,
+            MPI_Recv(recv.get(), 2, v.type, rank, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  ASSERT_EQ(MPI_SUCCESS, MPI_Wait(&request, MPI_STATUS_IGNORE));
+  std::vector<char> expect = background;
+  ASSERT_EQ(MPI_SUCCESS, PMPI_Sendrecv(sent.data(), 2, v.type, rank, 9, expect.data(), 2, v.type,
+                                       rank, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  EXPECT_EQ(expect, recv.download()) << "to oneself";
+
+  // 7 doubles into 2 vector elements of 120 doubles: the first 7 of element 0 change.
+  const auto doubles = pattern(7 * sizeof(double), 402);
+  recv.upload(background);
+  expect = background;
+  ASSERT_EQ(MPI_SUCCESS, PMPI_Sendrecv(doubles.data(), 7, MPI_DOUBLE, rank, 10, expect.data(), 2,
+                                       v.type, rank, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  MPI_Status status;
+  ASSERT_EQ(MPI_SUCCESS, MPI_Sendrecv(doubles.data(), 7, MPI_DOUBLE, rank, 11, recv.get(), 2,
+                                      v.type, rank, 11, MPI_COMM_WORLD, &status));
+  int elements = 0;
+  MPI_Get_elements(&status, MPI_DOUBLE, &elements);
+  EXPECT_EQ(7, elements);
+  EXPECT_EQ(expect, recv.download()) << "partial element";
+}
+
+TEST(DeviceBuffers, StatsCountDeviceStaging) {
+  loom_stats s;
+  loom_get_stats(&s);
+  EXPECT_GT(s.device_staged, 0u);
+  EXPECT_GT(s.device_staged_bytes, 0u);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (const char* s = std::getenv("LOOM_DEVICE_TEST_SEED"))
+    seed = std::strtoull(s, nullptr, 10);
+  else
+    seed = std::random_device{}();
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (rank == 0)
+    std::printf("device buffers test seed %llu\n", static_cast<unsigned long long>(seed));
+  if (ranks != 2) {
+    if (rank == 0) std::fprintf(stderr, "run with 2 ranks\n");
+    MPI_Finalize();
+    return 1;
+  }
+  return loom::test::run_tests_and_finalize(&argc, argv);
+}
