@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "interpose/datatype.hpp"
+#include "interpose/device_memory.hpp"
 #include "interpose/host.hpp"
 #include "interpose/requests.hpp"
 #include "interpose/runtime.hpp"
@@ -55,6 +56,7 @@ struct TypeRoute {
   const TypePlan* plan = nullptr;
   int64_t size = 0, extent = 0;
   int64_t first_byte = 0;  // Direct: where the bytes start, relative to the element's origin
+  bool device = false;     // Plan: the user's memory is device memory (device_memory.hpp)
 };
 
 bool route_of(MPI_Datatype type, TypeRoute* route) {
@@ -81,6 +83,17 @@ bool route_of(MPI_Datatype type, TypeRoute* route) {
   route->kind = size == 0 ? TypeRoute::Kind::Direct : TypeRoute::Kind::HostPack;
   route->size = size;
   route->extent = extent;
+  return true;
+}
+
+// A side in device memory is always staged, so that the host reads and writes host memory
+// only; false where that cannot be (the host's MPI_Pack cannot read device memory).
+bool route_device_side(TypeRoute* route) {
+  if (route->kind == TypeRoute::Kind::HostPack) return false;
+  if (route->size > 0) {
+    route->kind = TypeRoute::Kind::Plan;
+    route->device = true;
+  }
   return true;
 }
 
@@ -188,9 +201,11 @@ bool describe_side(const UserSide& user, HostSide* side) {
   using Shape = UserSide::Shape;
   using Kind = TypeRoute::Kind;
   if (user.blocks < 0) return false;
+  const bool device = device_memory(user.base);
   if (user.shape == Shape::Uniform) {
     TypeRoute route;
     if (user.count < 0 || !route_of(user.type, &route)) return false;
+    if (device && !route_device_side(&route)) return false;
     const int64_t bytes = user.count * route.size;
     if (!fits_int(bytes)) return false;
     side->count = static_cast<int>(bytes);
@@ -199,7 +214,8 @@ bool describe_side(const UserSide& user, HostSide* side) {
       return true;
     }
     side->staged = true;
-    side->staging = StagingBuffer(static_cast<size_t>(std::max<int64_t>(bytes * user.blocks, 1)));
+    side->staging =
+        StagingBuffer(static_cast<size_t>(std::max<int64_t>(bytes * user.blocks, 1)), device);
     side->buffer = side->staging.data();
     if (bytes > 0) side->pieces.push_back({at(user.base, 0), user.count, 0, user.blocks, 0, route});
     return true;
@@ -218,6 +234,11 @@ bool describe_side(const UserSide& user, HostSide* side) {
       if (!route_of(user.types[i], &routes[i])) return false;
       direct = direct && (user.counts[i] == 0 || routes[i].kind == Kind::Direct);
     }
+  }
+  if (device) {
+    for (TypeRoute& route : routes)
+      if (route.type != MPI_DATATYPE_NULL && !route_device_side(&route)) return false;
+    direct = false;
   }
   // Element origin of block i relative to `base`, in bytes.
   auto origin = [&](size_t i) -> int64_t {
@@ -254,7 +275,7 @@ bool describe_side(const UserSide& user, HostSide* side) {
     return true;
   }
   side->staged = true;
-  side->staging = StagingBuffer(static_cast<size_t>(std::max<int64_t>(offset, 1)));
+  side->staging = StagingBuffer(static_cast<size_t>(std::max<int64_t>(offset, 1)), device);
   side->buffer = side->staging.data();
   return true;
 }
@@ -292,7 +313,11 @@ int move_run(const Piece& piece, int first, int blocks, char* packed, bool pack,
       return MPI_SUCCESS;
     }
     case TypeRoute::Kind::Plan:
-      if (pack)
+      if (route.device && pack)
+        pack_between(route.plan->plan, user, elements, packed);
+      else if (route.device)
+        unpack_between(route.plan->plan, packed, elements, user);
+      else if (pack)
         route.plan->plan.pack(user, elements, packed);
       else
         route.plan->plan.unpack(packed, elements, user);

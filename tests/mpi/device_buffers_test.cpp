@@ -233,6 +233,76 @@ TEST(DeviceBuffers, ToOneselfAndPartialElements) {
   EXPECT_EQ(expect, recv.download()) << "partial element";
 }
 
+// Collectives with device buffers on either side: every rank hands the host bytes it staged.
+TEST(DeviceBuffers, Collectives) {
+  Vector v;
+  const size_t block = Vector::kExtent;  // one vector element per peer block
+  const size_t span = ranks * block;
+  const auto send_host = pattern(span, 500 + rank), background = pattern(span, 600);
+  DeviceBuffer send(span), recv(span);
+  send.upload(send_host);
+  auto reference = [&](auto&& host_call) {
+    std::vector<char> out = background;
+    host_call(out.data());
+    return out;
+  };
+
+  std::vector<char> expect = reference([&](char* out) {
+    PMPI_Alltoall(send_host.data(), 1, v.type, out, 1, v.type, MPI_COMM_WORLD);
+  });
+  recv.upload(background);
+  ASSERT_EQ(MPI_SUCCESS,
+            MPI_Alltoall(send.get(), 1, v.type, recv.get(), 1, v.type, MPI_COMM_WORLD));
+  EXPECT_EQ(expect, recv.download()) << "Alltoall, vector";
+
+  recv.upload(background);
+  MPI_Request request;
+  ASSERT_EQ(MPI_SUCCESS,
+            MPI_Ialltoall(send.get(), 1, v.type, recv.get(), 1, v.type, MPI_COMM_WORLD, &request));
+  ASSERT_EQ(MPI_SUCCESS, MPI_Wait(&request, MPI_STATUS_IGNORE));
+  EXPECT_EQ(expect, recv.download()) << "Ialltoall, vector";
+
+  // Contiguous doubles, device send side and host receive side, then in place on the device.
+  const int doubles = static_cast<int>(block / sizeof(double));
+  expect = reference([&](char* out) {
+    PMPI_Allgather(send_host.data(), doubles, MPI_DOUBLE, out, doubles, MPI_DOUBLE, MPI_COMM_WORLD);
+  });
+  std::vector<char> host_out = background;
+  ASSERT_EQ(MPI_SUCCESS, MPI_Allgather(send.get(), doubles, MPI_DOUBLE, host_out.data(), doubles,
+                                       MPI_DOUBLE, MPI_COMM_WORLD));
+  EXPECT_EQ(expect, host_out) << "Allgather, device to host";
+  std::vector<char> in_place = background;
+  std::memcpy(in_place.data() + rank * block, send_host.data(), block);
+  recv.upload(in_place);
+  ASSERT_EQ(MPI_SUCCESS, MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.get(), doubles,
+                                       MPI_DOUBLE, MPI_COMM_WORLD));
+  std::vector<char> expect_in_place = in_place;
+  PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, expect_in_place.data(), doubles, MPI_DOUBLE,
+                 MPI_COMM_WORLD);
+  EXPECT_EQ(expect_in_place, recv.download()) << "Allgather in place";
+
+  // Broadcast of a vector from rank 0's device memory into the others'.
+  expect = rank == 0 ? send_host : background;
+  PMPI_Bcast(expect.data(), 1, v.type, 0, MPI_COMM_WORLD);
+  recv.upload(rank == 0 ? send_host : background);
+  ASSERT_EQ(MPI_SUCCESS, MPI_Bcast(recv.get(), 1, v.type, 0, MPI_COMM_WORLD));
+  EXPECT_EQ(expect, recv.download()) << "Bcast, vector";
+
+  // Alltoallw with a vector to each peer.
+  std::vector<int> counts(ranks, 1), displs(ranks);
+  std::vector<MPI_Datatype> types(ranks, v.type);
+  for (int i = 0; i < ranks; ++i) displs[i] = static_cast<int>(i * block);
+  expect = reference([&](char* out) {
+    PMPI_Alltoallw(send_host.data(), counts.data(), displs.data(), types.data(), out, counts.data(),
+                   displs.data(), types.data(), MPI_COMM_WORLD);
+  });
+  recv.upload(background);
+  ASSERT_EQ(MPI_SUCCESS,
+            MPI_Alltoallw(send.get(), counts.data(), displs.data(), types.data(), recv.get(),
+                          counts.data(), displs.data(), types.data(), MPI_COMM_WORLD));
+  EXPECT_EQ(expect, recv.download()) << "Alltoallw, vector";
+}
+
 TEST(DeviceBuffers, StatsCountDeviceStaging) {
   loom_stats s;
   loom_get_stats(&s);
