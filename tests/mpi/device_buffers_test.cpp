@@ -3,6 +3,8 @@
 // a GPU pointer would in a host MPI that is not CUDA-aware. Every call must deliver what the
 // host MPI delivers for the same data in host memory, and never hand the host a device pointer
 // (that would crash the test). Two ranks; LOOM_DEVICE_TEST_SEED or a random seed, printed.
+// Built a second time with LOOM_TEST_CUDA_DEVICE for GPU memory (LOOM_DEVICE=cuda; exits 77,
+// skipped, where there is no GPU).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -16,25 +18,50 @@
 #include "loom/loom.h"
 #include "tests/mpi/gtest_mpi.hpp"
 
+#if defined(LOOM_TEST_CUDA_DEVICE)
+#include <cuda_runtime.h>
+#endif
+
 namespace {
 
 int rank = 0, ranks = 1;
 uint64_t seed = 0;
 
-// Emulated device memory with host-side helpers.
+// Device memory (the emulated device's, or a GPU's) with host-side helpers.
+#if defined(LOOM_TEST_CUDA_DEVICE)
+void* device_alloc(size_t bytes) {
+  void* p = nullptr;
+  return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
+}
+void device_free(void* p) {
+  cudaFree(p);
+}
+void device_copy(void* dst, const void* src, size_t bytes) {
+  cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+}
+#else
+void* device_alloc(size_t bytes) {
+  return loom_emulated_device_alloc(bytes);
+}
+void device_free(void* p) {
+  loom_emulated_device_free(p);
+}
+void device_copy(void* dst, const void* src, size_t bytes) {
+  loom_emulated_device_copy(dst, src, bytes);
+}
+#endif
+
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(size_t bytes) : bytes_(bytes), p_(loom_emulated_device_alloc(bytes)) {}
-  ~DeviceBuffer() { loom_emulated_device_free(p_); }
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes), p_(device_alloc(bytes)) {}
+  ~DeviceBuffer() { device_free(p_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* get() const { return p_; }
-  void upload(const std::vector<char>& host) const {
-    loom_emulated_device_copy(p_, host.data(), bytes_);
-  }
+  void upload(const std::vector<char>& host) const { device_copy(p_, host.data(), bytes_); }
   std::vector<char> download() const {
     std::vector<char> host(bytes_);
-    loom_emulated_device_copy(host.data(), p_, bytes_);
+    device_copy(host.data(), p_, bytes_);
     return host;
   }
 
@@ -313,6 +340,13 @@ TEST(DeviceBuffers, StatsCountDeviceStaging) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if defined(LOOM_TEST_CUDA_DEVICE)
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("no CUDA device: the GPU variant of the device-buffer test is skipped\n");
+    return 77;
+  }
+#endif
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
