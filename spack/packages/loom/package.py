@@ -4,6 +4,7 @@
 #   spack develop --path <checkout> loom@=main
 #   spack install loom@=main ^openmpi        (or ^mpich; one Spack install per MPI)
 # Each install has the layout of a hand-made one (lib/loom/<mpi>/libloom.so, bin/loomrun, ...).
+# Written for Spack 0.23 or later (language dependencies "c" and "cxx", requires(policy=...)).
 
 from spack.package import *
 
@@ -12,8 +13,6 @@ class Loom(CMakePackage, CudaPackage):
     """Loom: an MPI interposer (LD_PRELOAD over Open MPI or MPICH) that accelerates
     non-contiguous datatypes, plus MPI-free libraries such as the message-matching engine
     libloom_match."""
-
-    maintainers("loom-developers")
 
     version("main")
 
