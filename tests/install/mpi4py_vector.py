@@ -41,6 +41,8 @@ row_stride.Free()
 column.Free()
 failures = comm.allreduce(failures)
 if rank == 0:
-    print(f"mpi4py_vector: {'OK' if failures == 0 else f'{failures} FAILED checks'}"
-          f" ({MPI.Get_library_version().splitlines()[0].strip()})", flush=True)
+    # Open MPI's version string ends in a NUL byte.
+    library = MPI.Get_library_version().split("\0")[0].splitlines()[0].strip()
+    print(f"mpi4py_vector: {'OK' if failures == 0 else f'{failures} FAILED checks'} ({library})",
+          flush=True)
 sys.exit(1 if failures else 0)
