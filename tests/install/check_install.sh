@@ -4,7 +4,8 @@
 # - the layout, and that installed binaries resolve every library without LD_LIBRARY_PATH;
 # - an out-of-tree CMake project (find_package(Loom)) and a Makefile project (pkg-config)
 #   build C programs against the matching engine, shared and static, and run them;
-# - per MPI: an unmodified MPI program under the installed loomrun (same output as native,
+# - per MPI: an unmodified MPI program linked with Loom::interpose_<mpi> (CMake), and under
+#   the installed loomrun (same output as native,
 #   Loom packing on every rank), bin/loom-bench under that MPI's launcher, and
 #   tests/install/mpi4py_vector.py under the installed loomrun with that MPI's mpi4py
 #   (tools/python-mpi4py.sh).
@@ -70,7 +71,8 @@ if "$prefix/bin/loomrun" --loom-bogus true 2>"$work/err"; then fail "loomrun acc
 grep -q usage "$work/err" || fail "loomrun --loom-bogus printed no usage line"
 echo "loomrun, loom-bench (both MPIs, every subcommand) and loom-plot: OK"
 
-cp -r "$here/match_consumer.c" "$here/cmake_consumer" "$here/make_consumer" "$work/"
+cp -r "$here/match_consumer.c" "$here/cmake_consumer" "$here/make_consumer" \
+  "$root/examples/pack_example.c" "$work/"
 
 step "CMake consumer: find_package(Loom) from C"
 cmake -S "$work/cmake_consumer" -B "$work/cmake_build" -DCMAKE_PREFIX_PATH="$prefix" \
@@ -86,6 +88,21 @@ if cmake -S "$work/cmake_consumer" -B "$work/cmake_build_v9" -DCMAKE_PREFIX_PATH
   fail "find_package(Loom 9.0) succeeded"
 fi
 echo "find_package(Loom 9.0): refused, as it should be"
+
+for mpi in openmpi mpich; do
+  step "CMake consumer: an MPI program linked with Loom::interpose_$mpi before the MPI"
+  cmake -S "$work/cmake_consumer" -B "$work/cmake_build_$mpi" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DLOOM_EXTRA_COMPONENTS="interpose_$mpi" -DLOOM_CONSUMER_MPI=$mpi >"$work/cmake.log" ||
+    { cat "$work/cmake.log"; fail "configuring the CMake consumer for $mpi"; }
+  cmake --build "$work/cmake_build_$mpi" --target pack_linked >"$work/build.log" ||
+    { cat "$work/build.log"; fail "building pack_linked against $mpi"; }
+  linked=$(LOOM_STATS=1 "mpiexec.$mpi" -n 2 "$work/cmake_build_$mpi/pack_linked" 2>&1) ||
+    { echo "$linked"; fail "pack_linked ($mpi)"; }
+  grep '^pack_example' <<<"$linked"
+  [[ $(grep -c 'MPI_Pack loom=[1-9]' <<<"$linked") == 2 ]] ||
+    { echo "$linked"; fail "pack_linked ($mpi): Loom did not pack on both ranks"; }
+  echo "Loom packed on both ranks without preloading"
+done
 
 step "Makefile consumer: pkg-config"
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" make -s -C "$work/make_consumer" ||
