@@ -4,11 +4,10 @@
 # - the layout, and that installed binaries resolve every library without LD_LIBRARY_PATH;
 # - an out-of-tree CMake project (find_package(Loom)) and a Makefile project (pkg-config)
 #   build C programs against the matching engine, shared and static, and run them;
-# - per MPI: an unmodified MPI program linked with Loom::interpose_<mpi> (CMake), and under
-#   the installed loomrun (same output as native,
-#   Loom packing on every rank), bin/loom-bench under that MPI's launcher, and
-#   tests/install/mpi4py_vector.py under the installed loomrun with that MPI's mpi4py
-#   (tools/python-mpi4py.sh).
+# - per MPI: an unmodified MPI program linked with Loom::interpose_<mpi> (CMake) and under the
+#   installed loomrun (same output as native, Loom packing on every rank), bin/loom-bench
+#   under that MPI's launcher, and tests/install/mpi4py_vector.py under the installed
+#   loomrun with that MPI's mpi4py (tools/python-mpi4py.sh).
 # Open MPI as root needs OMPI_ALLOW_RUN_AS_ROOT* and oversubscription set (tools/test-all.sh).
 set -euo pipefail
 [[ $# -eq 1 && -d "$1" ]] || {
