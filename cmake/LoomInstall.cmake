@@ -24,11 +24,14 @@ set(LOOM_INSTALL_MPI_LIBEXECDIR ${CMAKE_INSTALL_LIBEXECDIR}/loom/${LOOM_MPI})
 # loom_relative_install_path(<out> <from dir> <to dir>): the path from one install directory to
 # another, for $ORIGIN RPATHs and for scripts that find their files from where they are, so an
 # installed tree still works after `cmake --install --prefix` elsewhere or after being moved.
+# Absolute install directories would break those relative paths, so they are refused.
 function(loom_relative_install_path out from to)
   foreach(dir from to)
-    if(NOT IS_ABSOLUTE "${${dir}}")
-      set(${dir} "/loom-prefix/${${dir}}")
+    if(IS_ABSOLUTE "${${dir}}")
+      message(FATAL_ERROR "Loom installs a relocatable tree: install directories must be "
+                          "relative to the prefix, not '${${dir}}' (see docs/install.md)")
     endif()
+    set(${dir} "/loom-prefix/${${dir}}")
   endforeach()
   file(RELATIVE_PATH relative "${from}" "${to}")
   string(REGEX REPLACE "/$" "" relative "${relative}")
