@@ -33,6 +33,10 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: loom-bench <subcommand> [options]   (loom-bench <subcommand> --help)\n\n");
   for (const auto& s : kSubcommands) std::fprintf(out, "  %-12s %s\n", s.name, s.summary);
+  std::fprintf(out,
+               "\noptions:\n"
+               "  -h, --help  this text\n"
+               "Every subcommand takes --help (its options and their defaults) and --quick.\n");
 }
 
 }  // namespace

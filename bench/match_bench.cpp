@@ -42,10 +42,13 @@ void usage(FILE* out) {
       "head/middle/tail; random tags or one tag from many sources; 0%%/10%% wildcard\n"
       "receives), growth per doubling, memory per entry, halo/sweep/AMR mixes, two-thread\n"
       "match rate (tail queues vs one lock), hot caching; prints the 'Done when' verdicts.\n\n"
-      "  --quick          few depths and samples (a few seconds, for CI smoke tests)\n"
-      "  --json FILE      also write all results as JSON (plot: tools/plot_bench.py)\n"
+      "  --quick          few depths and samples (a few seconds, for CI smoke tests;\n"
+      "                   default off: the full sweep)\n"
+      "  --json FILE      also write all results as JSON (plot: tools/plot_bench.py;\n"
+      "                   default none)\n"
       "  --backend LIST   comma-separated subset of: list perpeer lla simd fuzzy8 fuzzy16\n"
       "                   fuzzy32 hash adaptive (default all; env LOOM_MATCH_BACKEND)\n"
+      "  --help           this text\n"
       "Env: LOOM_MATCH_ISA=scalar|avx2|avx512 forces the simd/fuzzy kernels.\n");
 }
 
@@ -501,9 +504,13 @@ int run_match(int argc, char** argv) {
       return 0;
     } else if (a == "--quick") {
       opt.quick = true;
-    } else if (a == "--json" && i + 1 < argc) {
+    } else if ((a == "--json" || a == "--backend") && (i + 1 >= argc || !*argv[i + 1])) {
+      std::fprintf(stderr, "loom-bench match: %s needs a value\n", a.c_str());
+      usage(stderr);
+      return 2;
+    } else if (a == "--json") {
       opt.json = argv[++i];
-    } else if (a == "--backend" && i + 1 < argc) {
+    } else if (a == "--backend") {
       if (!parse_backends(argv[++i], &opt.backends)) return 2;
     } else {
       std::fprintf(stderr, "loom-bench match: unknown option '%s'\n", a.c_str());

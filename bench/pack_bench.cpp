@@ -58,6 +58,7 @@ void print_help(FILE* out) {
       "  --sizes LIST       packed sizes, e.g. 1K,64K,4M,64M (K/M/G = KiB/MiB/GiB)\n"
       "                     default 1K,16K,256K,4M,32M,64M\n"
       "  --types LIST       only types whose name contains one of these substrings\n"
+      "                     (default: every type of the corpus)\n"
       "  --reps N           at most N timed samples per variant (default 100; at\n"
       "                     least min(5,N) are always taken)\n"
       "  --time SECONDS     time bound per case, pack and unpack together (default 0.25)\n"

@@ -69,7 +69,7 @@ void print_help(FILE* out) {
       "                     default 1,4,16,...,16M (x4 steps)\n"
       "  --blocks LIST      vector block sizes in bytes (default 1,2,4,8,16,32,64,256,1024)\n"
       "  --shapes LIST      only shapes whose name contains one of these (vec, subarray,\n"
-      "                     indexed; e.g. vec_b8)\n"
+      "                     indexed; e.g. vec_b8; default: every shape)\n"
       "  --reps N           at most N timed samples per path and case (default 200; at\n"
       "                     least min(7,N))\n"
       "  --time SECONDS     time bound per case, both paths together (default 0.2)\n"

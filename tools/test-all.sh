@@ -2,7 +2,21 @@
 # Builds Loom against both host MPIs and runs every test suite, then the sanitizer
 # builds. This is the README's test command and what CI runs.
 #   LOOM_TEST_QUICK=1   skip the sanitizer builds (a fast local check)
+#   LOOM_JOBS=N         build parallelism (default nproc)
 set -euo pipefail
+case "${1:-}" in
+  "") ;;
+  -h | --help)
+    sed -n '2,6s/^# \{0,1\}//p' "$0"
+    echo "usage: tools/test-all.sh   (no options; settings through the variables above)"
+    exit 0
+    ;;
+  *)
+    echo "test-all: unknown argument '$1'" >&2
+    echo "usage: tools/test-all.sh   (no options; tools/test-all.sh --help)" >&2
+    exit 2
+    ;;
+esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${LOOM_JOBS:-$(nproc)}
 # Open MPI refuses root and more ranks than cores unless told.
@@ -51,6 +65,29 @@ for mpi in openmpi mpich; do
   # measure writes a calibration: into a scratch file, never the user's cache.
   "mpiexec.$mpi" -n 2 "$dir/loom-bench" measure --quick --out "$(mktemp -d)/calibration.json"
 done
+
+# Installed Loom (docs/install.md): both MPIs' builds into one fresh prefix, then programs built
+# and run against it as a user would (CMake, pkg-config, loomrun, mpi4py).
+step "install both builds into a fresh prefix and use it"
+install_root=$(mktemp -d)
+trap 'rm -rf "$install_root"' EXIT
+for mpi in openmpi mpich; do
+  cmake --install "$root/build/$mpi" --prefix "$install_root/loom" >/dev/null
+done
+"$root/tools/python-mpi4py.sh" openmpi mpich  # built once per machine and python3, cached
+"$root/tests/install/check_install.sh" "$install_root/loom"
+
+# Spack's ~interposer: the MPI-free libraries alone, without any MPI in the build.
+step "MPI-free build and install (-DLOOM_BUILD_INTERPOSER=OFF)"
+build "$root/build/no-mpi" "loom_match loom_match_shared" -DLOOM_BUILD_INTERPOSER=OFF -DLOOM_CUDA=OFF \
+  -DLOOM_BUILD_TESTS=OFF
+cmake --install "$root/build/no-mpi" --prefix "$install_root/no-mpi" >/dev/null
+[[ -f "$install_root/no-mpi/lib/libloom_match.so" && ! -e "$install_root/no-mpi/lib/loom" &&
+  ! -e "$install_root/no-mpi/bin" ]] || {
+  echo "test-all: the MPI-free install holds the wrong files"
+  exit 1
+}
+echo "MPI-free install: libloom_match only, as it should be"
 
 if [[ "${LOOM_TEST_QUICK:-0}" == 1 ]]; then
   echo "LOOM_TEST_QUICK=1: sanitizer builds skipped"

@@ -1,0 +1,48 @@
+"""Python users' path: mpi4py sends numpy views through derived datatypes under loomrun.
+
+Run as `loomrun -n 2 python3 mpi4py_vector.py` with LOOM_STATS=1. Rank 0 sends strided
+views of a matrix (every other element of a row, a column) described by
+MPI.DOUBLE.Create_vector; rank 1 receives them into strided views of its own and checks
+every element. Prints "mpi4py_vector: OK" on rank 0 when both ranks agree.
+"""
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+rank = comm.Get_rank()
+if comm.Get_size() != 2:
+    sys.exit("mpi4py_vector: needs exactly 2 ranks")
+
+rows, cols, rounds = 64, 96, 40
+# Every other element of a row, and one column of the matrix. mpi4py takes contiguous
+# buffers, so a column starts at a view of the flat matrix from that column's offset.
+row_stride = MPI.DOUBLE.Create_vector(cols // 2, 1, 2).Commit()
+column = MPI.DOUBLE.Create_vector(rows, 1, cols).Commit()
+
+failures = 0
+for r in range(rounds):
+    expected = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) + 1000.0 * r
+    if rank == 0:
+        comm.Send([expected, 1, row_stride], dest=1, tag=r)
+        comm.Send([expected.ravel()[5:], 1, column], dest=1, tag=1000 + r)
+    else:
+        got = np.full((rows, cols), -1.0)
+        comm.Recv([got[3, :], 1, row_stride], source=0, tag=r)
+        if not np.array_equal(got[3, 0::2], expected[0, 0::2]) or np.any(got[3, 1::2] != -1.0):
+            failures += 1
+        got = np.full((rows, cols), -1.0)
+        comm.Recv([got.ravel()[7:], 1, column], source=0, tag=1000 + r)
+        if not np.array_equal(got[:, 7], expected[:, 5]) or np.count_nonzero(got != -1.0) != rows:
+            failures += 1
+
+row_stride.Free()
+column.Free()
+failures = comm.allreduce(failures)
+if rank == 0:
+    # Open MPI's version string ends in a NUL byte.
+    library = MPI.Get_library_version().split("\0")[0].splitlines()[0].strip()
+    print(f"mpi4py_vector: {'OK' if failures == 0 else f'{failures} FAILED checks'} ({library})",
+          flush=True)
+sys.exit(1 if failures else 0)
