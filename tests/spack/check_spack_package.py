@@ -139,8 +139,7 @@ def main():
     requirements = [args for args, _ in by_kind.get("requires", [])]
     check(any({"^openmpi", "^mpich"} <= set(r) for r in requirements),
           "requires one of ^openmpi, ^mpich")
-    check(any(args[0] == "+cuda" for args, _ in by_kind.get("conflicts", [])),
-          "+cuda refused until the CUDA library exists")
+    check(dependencies.get("cuda@12:") == "+cuda", "depends_on('cuda@12:', when='+cuda')")
     check(bool(by_kind.get("version")), "at least one version")
 
     known = cache_variables(source_dir)
@@ -148,13 +147,19 @@ def main():
         "openmpi": FakeSpec("openmpi", interposer=True, tests=False, cuda=False),
         "mpich": FakeSpec("mpich", interposer=True, tests=True, cuda=False),
         "~interposer": FakeSpec(None, interposer=False, tests=False, cuda=False),
+        "+cuda": FakeSpec("openmpi", interposer=True, tests=False, cuda=True,
+                          cuda_arch=types.SimpleNamespace(value=("80", "90"))),
     }
     for name, spec in cases.items():
         args = loom(spec).cmake_args()
         print(f"      cmake_args ({name}): {' '.join(args)}")
         defined = dict(a[2:].split("=", 1) for a in args)
-        unknown = sorted(set(defined) - known)
-        check(not unknown, f"{name}: every -D is a Loom cache variable (unknown: {unknown})")
+        unknown = sorted(d for d in set(defined) - known if not d.startswith("CMAKE_"))
+        check(not unknown, f"{name}: every -D is a Loom or CMake cache variable (unknown: {unknown})")
+        check(defined.get("LOOM_CUDA") == ("ON" if spec.variants["cuda"] else "OFF"),
+              f"{name}: LOOM_CUDA follows +cuda")
+        if spec.variants["cuda"]:
+            check(defined.get("CMAKE_CUDA_ARCHITECTURES") == "80;90", f"{name}: cuda_arch passed")
         if spec.mpi:
             check(defined.get("LOOM_MPI") == spec.mpi, f"{name}: LOOM_MPI={spec.mpi}")
             check(defined.get("LOOM_MPI_C_COMPILER", "").endswith("/mpicc"),

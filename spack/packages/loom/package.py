@@ -41,16 +41,21 @@ class Loom(CMakePackage, CudaPackage):
         msg="Loom's interposer supports Open MPI and MPICH",
     )
 
-    # CudaPackage brings +cuda and cuda_arch. Loom's CUDA pack library is not in this version:
-    # the variant is refused until it is, rather than silently building nothing.
-    conflicts("+cuda", msg="Loom's CUDA pack library is not part of this version")
+    # CudaPackage brings +cuda and cuda_arch: the CUDA executor for device buffers
+    # (docs/gpu.md), its runtime linked statically.
+    depends_on("cuda@12:", when="+cuda")
 
     def cmake_args(self):
         spec = self.spec
         args = [
             self.define_from_variant("LOOM_BUILD_INTERPOSER", "interposer"),
             self.define_from_variant("LOOM_BUILD_TESTS", "tests"),
+            self.define_from_variant("LOOM_CUDA", "cuda"),
         ]
+        if spec.satisfies("+cuda"):
+            archs = [a for a in spec.variants["cuda_arch"].value if a != "none"]
+            if archs:
+                args.append(self.define("CMAKE_CUDA_ARCHITECTURES", ";".join(archs)))
         if spec.satisfies("+interposer"):
             args += [
                 self.define("LOOM_MPI", self.mpi_flavour()),
