@@ -76,8 +76,8 @@ class Partition {
 // partition_greedy is the seed's rule (see the top). partition starts from it and
 // searches every node grid and rank grid for one strictly better: first the least
 // inter-node interface, then the least total interface, never leaving a subdomain empty
-// where the extent allows. The greedy rule alone can miss the least total: 97x89x83 on
-// 10 nodes x 12 ranks gets ranks 1x2x6 per node, where 1x3x4 cuts 1% less.
+// where the extent allows. The greedy rule alone can miss both: 300x200x100 on 12 nodes
+// gets nodes 6x2x1, where 4x3x1 cuts 4% less (docs/place.md).
 Partition partition(const Extent3& global, const Radius& radius, int nodes, int ranks_per_node);
 Partition partition_greedy(const Extent3& global, const Radius& radius, int nodes,
                            int ranks_per_node);
