@@ -352,6 +352,34 @@ OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* too
   return OptionParse::Taken;
 }
 
+int parse_subcommand_options(int argc, char** argv, const char* tool, SamplingOptions* sampling,
+                             void (*usage)(FILE*),
+                             const std::function<bool(const std::string&, int*)>& own) {
+  for (int i = 1; i < argc; ++i) {
+    switch (parse_sampling_option(argc, argv, &i, tool, sampling)) {
+      case OptionParse::Taken:
+        continue;
+      case OptionParse::Bad:
+        return 2;
+      case OptionParse::NotMine:
+        break;
+    }
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      usage(stdout);
+      return 0;
+    }
+    if (!own(arg, &i)) return 2;
+  }
+  return -1;
+}
+
+bool unknown_option(const char* tool, const std::string& arg, void (*usage)(FILE*)) {
+  std::fprintf(stderr, "%s: unknown option '%s'\n", tool, arg.c_str());
+  usage(stderr);
+  return false;
+}
+
 void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets) {
   j.begin_array("targets");
   for (const TargetLine* t : targets) {

@@ -83,6 +83,15 @@ enum class OptionParse { NotMine, Taken, Bad };
 OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* tool,
                                   SamplingOptions* out);
 
+// Walks a subcommand's argv: the sampling options and --help/-h (`usage` to stdout) are
+// taken here, every other argument by `own(arg, &i)`, which returns false on a bad or unknown
+// option after saying why. Returns -1 to go on, or the exit code (0 after --help, 2).
+int parse_subcommand_options(int argc, char** argv, const char* tool, SamplingOptions* sampling,
+                             void (*usage)(FILE*),
+                             const std::function<bool(const std::string&, int*)>& own);
+// The message and usage for an option `own` does not know; returns false.
+bool unknown_option(const char* tool, const std::string& arg, void (*usage)(FILE*));
+
 // "64", "4K", "16MiB", "1.5M" -> bytes (K/M/G are binary units). False on malformed input.
 bool parse_size(const std::string& text, int64_t* out);
 // "a,b,,c" -> {"a", "b", "c"}: the list options of every subcommand.

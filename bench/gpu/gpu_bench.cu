@@ -556,42 +556,39 @@ double gbps(int64_t bytes, double seconds) {
 
 int run_gpu(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    switch (parse_sampling_option(argc, argv, &i, kTool, &o)) {
-      case OptionParse::Taken:
-        continue;
-      case OptionParse::Bad:
-        return 2;
-      case OptionParse::NotMine:
-        break;
-    }
-    if (a == "--help" || a == "-h") {
-      usage(stdout);
-      return 0;
-    } else if (a == "--transfers-only") {
-      o.packs = false;
-    } else if (a == "--packs-only") {
-      o.transfers = false;
-    } else if (a == "--max-transfer") {
-      const char* v = option_value(argc, argv, &i, kTool, "--max-transfer");
-      if (!v || !parse_size(v, &o.max_transfer)) return bad_option_value(kTool, "--max-transfer");
-    } else if (a == "--sizes") {
-      const char* v = option_value(argc, argv, &i, kTool, "--sizes");
-      if (!v || !parse_size_list(kTool, "--sizes", v, &o.pack_sizes)) return 2;
-    } else if (a == "--types") {
-      const char* v = option_value(argc, argv, &i, kTool, "--types");
-      if (!v) return 2;
-      o.types_filter = v;
-    } else if (a == "--loop-blocks") {
-      const char* v = option_value(argc, argv, &i, kTool, "--loop-blocks");
-      if (!v || !parse_positive(v, &o.loop_blocks)) return bad_option_value(kTool, "--loop-blocks");
-    } else {
-      std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, a.c_str());
-      usage(stderr);
-      return 2;
-    }
-  }
+  const int parsed =
+      parse_subcommand_options(argc, argv, kTool, &o, usage, [&](const std::string& a, int* i) {
+        if (a == "--transfers-only") {
+          o.packs = false;
+        } else if (a == "--packs-only") {
+          o.transfers = false;
+        } else if (a == "--max-transfer") {
+          const char* v = option_value(argc, argv, i, kTool, "--max-transfer");
+          if (!v) return false;
+          if (!parse_size(v, &o.max_transfer)) {
+            bad_option_value(kTool, "--max-transfer");
+            return false;
+          }
+        } else if (a == "--sizes") {
+          const char* v = option_value(argc, argv, i, kTool, "--sizes");
+          return v && parse_size_list(kTool, "--sizes", v, &o.pack_sizes);
+        } else if (a == "--types") {
+          const char* v = option_value(argc, argv, i, kTool, "--types");
+          if (!v) return false;
+          o.types_filter = v;
+        } else if (a == "--loop-blocks") {
+          const char* v = option_value(argc, argv, i, kTool, "--loop-blocks");
+          if (!v) return false;
+          if (!parse_positive(v, &o.loop_blocks)) {
+            bad_option_value(kTool, "--loop-blocks");
+            return false;
+          }
+        } else {
+          return unknown_option(kTool, a, usage);
+        }
+        return true;
+      });
+  if (parsed >= 0) return parsed;
   o.finish(0.1);
   const bool max_given = o.max_transfer != (int64_t{1} << 30);
   if (o.quick && !max_given) o.max_transfer = 256 * kMiB;

@@ -82,32 +82,27 @@ double time_trip(const Options& o, int rank, Trip&& trip) {
 
 int run_gpu_pingpong(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    switch (parse_sampling_option(argc, argv, &i, kTool, &o)) {
-      case OptionParse::Taken:
-        continue;
-      case OptionParse::Bad:
-        return 2;
-      case OptionParse::NotMine:
-        break;
-    }
-    if (a == "--help" || a == "-h") {
-      usage(stdout);
-      return 0;
-    } else if (a == "--sizes") {
-      const char* v = option_value(argc, argv, &i, kTool, "--sizes");
-      if (!v || !parse_size_list(kTool, "--sizes", v, &o.sizes)) return 2;
-    } else if (a == "--blocks") {
-      const char* v = option_value(argc, argv, &i, kTool, "--blocks");
-      if (!v) return 2;
-      for (const std::string& b : split_commas(v)) o.blocks.push_back(std::atoll(b.c_str()));
-    } else {
-      std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, a.c_str());
-      usage(stderr);
-      return 2;
-    }
-  }
+  const int parsed =
+      parse_subcommand_options(argc, argv, kTool, &o, usage, [&](const std::string& a, int* i) {
+        if (a == "--sizes") {
+          const char* v = option_value(argc, argv, i, kTool, "--sizes");
+          return v && parse_size_list(kTool, "--sizes", v, &o.sizes);
+        } else if (a == "--blocks") {
+          const char* v = option_value(argc, argv, i, kTool, "--blocks");
+          if (!v) return false;
+          for (const std::string& b : split_commas(v)) {
+            int block = 0;
+            if (b != "0" && !parse_positive(b.c_str(), &block)) {
+              bad_option_value(kTool, "--blocks (block bytes, or 0 for contiguous)");
+              return false;
+            }
+            o.blocks.push_back(block);
+          }
+          return true;
+        }
+        return unknown_option(kTool, a, usage);
+      });
+  if (parsed >= 0) return parsed;
   o.finish(0.1);
   if (o.sizes.empty())
     o.sizes = o.quick ? std::vector<int64_t>{64 << 10, 1 << 20}
