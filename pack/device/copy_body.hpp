@@ -66,7 +66,9 @@ LOOM_HOST_DEVICE inline int64_t segment_threads(const SegmentArgs& a) {
   return (a.words + k - 1) / k;
 }
 
-template <int W, bool kPack, bool kIndex32>
+// kDims >= a.ndims bounds the unrolled loops over dimensions: most segments have one or two
+// (a vector, a face), and a 1-byte word would otherwise pay for ten at every step.
+template <int W, bool kPack, bool kIndex32, int kDims = kCopyDims>
 LOOM_HOST_DEVICE LOOM_FORCE_INLINE void copy_segment_thread(const SegmentArgs& a, char* user,
                                                             char* packed, int64_t thread) {
   constexpr int K = kMaxWord / W;
@@ -74,11 +76,11 @@ LOOM_HOST_DEVICE LOOM_FORCE_INLINE void copy_segment_thread(const SegmentArgs& a
   if (first >= a.words) return;
   const int n = a.words - first < K ? static_cast<int>(a.words - first) : K;
 
-  int64_t index[kCopyDims] = {};
+  int64_t index[kDims] = {};
   int64_t user_off = a.user_disp, packed_off = a.packed_disp;
   uint64_t rest = static_cast<uint64_t>(first);
   LOOM_UNROLL
-  for (int d = 0; d < kCopyDims; ++d) {
+  for (int d = 0; d < kDims; ++d) {
     if (d < a.ndims) {
       int64_t i;
       if constexpr (kIndex32) {
@@ -97,7 +99,7 @@ LOOM_HOST_DEVICE LOOM_FORCE_INLINE void copy_segment_thread(const SegmentArgs& a
   auto step = [&] {
     bool carry = true;
     LOOM_UNROLL
-    for (int d = 0; d < kCopyDims; ++d) {
+    for (int d = 0; d < kDims; ++d) {
       if (carry && d < a.ndims) {
         user_off += a.user_stride[d];
         packed_off += a.packed_stride[d];
@@ -171,6 +173,24 @@ LOOM_HOST_DEVICE LOOM_FORCE_INLINE void copy_table_block(const TableArgs& t, Tab
   char* p = packed + v.packed_disp[entry] + element * t.element_size;
   const int64_t words = v.len[entry] / W;
   for (int64_t w = lane; w < words; w += lanes) move_word<W, kPack>(u + w * W, p + w * W);
+}
+
+// The smallest dimension bound a segment fits: 2, 4 or kCopyDims.
+inline int dims_bound(const SegmentArgs& a) {
+  return a.ndims <= 2 ? 2 : a.ndims <= 4 ? 4 : kCopyDims;
+}
+
+// Calls f.template operator()<D>() with dims_bound(a) as a constant.
+template <typename F>
+void with_dims(const SegmentArgs& a, F&& f) {
+  switch (dims_bound(a)) {
+    case 2:
+      return f.template operator()<2>();
+    case 4:
+      return f.template operator()<4>();
+    default:
+      return f.template operator()<kCopyDims>();
+  }
 }
 
 // Calls f.template operator()<W>() with the run-time word size as a constant.

@@ -18,12 +18,12 @@ namespace {
 constexpr int kThreadsPerBlock = 256;
 constexpr int kTableLanes = 32;  // one warp per block of a table whose lengths differ
 
-template <int W, bool kPack, bool kIndex32>
+template <int W, bool kPack, bool kIndex32, int kDims>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     segment_kernel(const SegmentArgs a, char* user, char* packed, int64_t threads) {
   for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < threads;
        t += int64_t{gridDim.x} * blockDim.x)
-    copy_segment_thread<W, kPack, kIndex32>(a, user, packed, t);
+    copy_segment_thread<W, kPack, kIndex32, kDims>(a, user, packed, t);
 }
 
 template <int W, bool kPack>
@@ -175,12 +175,15 @@ class CudaExecutor final : public Executor {
     for (const SegmentArgs& a : args) {
       const int64_t threads = segment_threads(a);
       with_word(a.word, [&]<int W>() {
-        if (a.index32)
-          segment_kernel<W, kPack, true>
-              <<<grid_for(threads), kThreadsPerBlock, 0, s>>>(a, user, packed, threads);
-        else
-          segment_kernel<W, kPack, false>
-              <<<grid_for(threads), kThreadsPerBlock, 0, s>>>(a, user, packed, threads);
+        with_dims(a, [&]<int D>() {
+          const unsigned grid = grid_for(threads);
+          if (a.index32)
+            segment_kernel<W, kPack, true, D>
+                <<<grid, kThreadsPerBlock, 0, s>>>(a, user, packed, threads);
+          else
+            segment_kernel<W, kPack, false, D>
+                <<<grid, kThreadsPerBlock, 0, s>>>(a, user, packed, threads);
+        });
       });
     }
     if (!program.table().empty()) {

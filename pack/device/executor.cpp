@@ -166,13 +166,15 @@ class EmulatedExecutor final : public Executor {
     program.segment_args(user, count, packed, &args);
     for (const SegmentArgs& a : args) {
       with_word(a.word, [&]<int W>() {
-        const int64_t threads = segment_threads(a);
-        for (int64_t t = 0; t < threads; ++t) {
-          if (a.index32)
-            copy_segment_thread<W, kPack, true>(a, user, packed, t);
-          else
-            copy_segment_thread<W, kPack, false>(a, user, packed, t);
-        }
+        with_dims(a, [&]<int D>() {
+          const int64_t threads = segment_threads(a);
+          for (int64_t t = 0; t < threads; ++t) {
+            if (a.index32)
+              copy_segment_thread<W, kPack, true, D>(a, user, packed, t);
+            else
+              copy_segment_thread<W, kPack, false, D>(a, user, packed, t);
+          }
+        });
       });
     }
     if (program.table().empty()) return;
