@@ -22,6 +22,7 @@ Config read_config() {
   c.disabled = env_flag("LOOM_DISABLE");
   c.stats = env_flag("LOOM_STATS");
   c.debug = env_flag("LOOM_DEBUG");
+  c.verbose = c.debug || env_flag("LOOM_VERBOSE");
   if (const char* v = std::getenv("LOOM_SHARED_COLLECTIVES"); v && *v)
     c.shared_collectives = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("LOOM_ONLINE"); v && *v) c.online = std::strcmp(v, "0") != 0;
