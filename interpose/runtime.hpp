@@ -26,6 +26,14 @@ inline const Config& config() {
   return loaded_config;
 }
 
+// Whether the application may call MPI from several threads at once (MPI_Init_thread provided
+// MPI_THREAD_MULTIPLE); below that its calls are ordered, and Loom's shared state needs no
+// read-modify-write atomics. Set as MPI starts.
+extern std::atomic<bool> mpi_thread_multiple;
+inline bool concurrent_calls() {
+  return mpi_thread_multiple.load(std::memory_order_relaxed);
+}
+
 enum class Counter : int {
   PackLoom,
   PackHost,
