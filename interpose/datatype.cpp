@@ -1,4 +1,5 @@
-// MPI_Type_* family: decode and compile at commit, release at free, share at dup.
+// MPI_Type_* family: record at commit, decode and compile on first use, release at free, share
+// at dup.
 #include "interpose/datatype.hpp"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -22,42 +24,215 @@ namespace {
 // Handles are pointers (Open MPI) or ints (MPICH) and may be reused after a free, so
 // entries are erased before the host frees the handle. Every change bumps `epoch`,
 // which lets each thread keep its last lookup without taking the lock.
+//
+// MPI_Type_commit only records the handle: its plan is built on the type's first use (a pack,
+// a send, a query), so that a commit costs about what the host's does, and a type committed
+// but never used with Loom costs nothing more (docs/commit.md).
 class TypeRegistry {
  public:
-  // Looks `type` up under the lock and remembers the answer in this thread's last lookup.
-  const TypePlan* find(MPI_Datatype type) {
-    const uint64_t now = detail::registry_epoch.load(std::memory_order_acquire);
+  // The plan for `type`, built now if `type` was committed and not used since; null when the
+  // registry does not know `type` (`*known` false) or Loom has no plan for it. Remembers the
+  // answer in this thread's last lookup.
+  const TypePlan* find(MPI_Datatype type, bool* known) {
+    uint64_t now = detail::registry_epoch.load(std::memory_order_acquire);
     const TypePlan* plan = nullptr;
+    bool built = true;
+    uint64_t generation = 0;
     {
       std::shared_lock lock(mutex_);
-      auto it = plans_.find(type);
-      if (it != plans_.end()) plan = it->second.get();
+      auto it = entries_.find(type);
+      *known = it != entries_.end();
+      if (*known) {
+        plan = it->second.plan.get();
+        built = it->second.built;
+        generation = it->second.generation;
+      }
+    }
+    if (!built) {
+      // Built outside the lock: a racing thread builds the same plan, the first one is kept.
+      std::shared_ptr<const TypePlan> made = plan_for(type);
+      std::unique_lock lock(mutex_);
+      auto it = entries_.find(type);
+      if (it != entries_.end() && it->second.generation == generation && !it->second.built) {
+        it->second.plan = std::move(made);
+        it->second.built = true;
+        if (it->second.plan && it->second.committed) count(Counter::TypesAccelerated);
+        detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
+      }
+      plan = it != entries_.end() ? it->second.plan.get() : nullptr;
+      now = detail::registry_epoch.load(std::memory_order_acquire);
     }
     detail::last_lookup = {type, now, plan};
     return plan;
   }
 
+  // `type` was committed (`committed`) or otherwise became usable: its plan comes on first use.
+  void add_unbuilt(MPI_Datatype type, bool committed) {
+    std::unique_lock lock(mutex_);
+    entries_[type] = {nullptr, false, committed, ++generation_};
+    detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
+  }
+
   void insert(MPI_Datatype type, std::shared_ptr<const TypePlan> plan) {
     std::unique_lock lock(mutex_);
-    plans_[type] = std::move(plan);
+    entries_[type] = {std::move(plan), true, false, ++generation_};
     detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  // A duplicate shares the original's plan, or, if that is not built yet, is built on its own
+  // first use. False when the registry does not know `original`.
+  bool add_duplicate(MPI_Datatype original, MPI_Datatype duplicate) {
+    std::unique_lock lock(mutex_);
+    auto it = entries_.find(original);
+    if (it == entries_.end()) return false;
+    Entry copy = it->second;
+    copy.committed = false;
+    copy.generation = ++generation_;
+    entries_[duplicate] = std::move(copy);
+    detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
+    return true;
   }
 
   std::shared_ptr<const TypePlan> get(MPI_Datatype type) {
     std::shared_lock lock(mutex_);
-    auto it = plans_.find(type);
-    return it == plans_.end() ? nullptr : it->second;
+    auto it = entries_.find(type);
+    return it == entries_.end() ? nullptr : it->second.plan;
   }
 
   void erase(MPI_Datatype type) {
     std::unique_lock lock(mutex_);
-    if (plans_.erase(type)) detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
+    if (entries_.erase(type)) detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
   }
 
  private:
+  struct Entry {
+    std::shared_ptr<const TypePlan> plan;  // null: no plan (host), or not built yet
+    bool built;
+    bool committed;       // by MPI_Type_commit: counted in TypesAccelerated once built
+    uint64_t generation;  // tells a rebuilt or re-committed handle from the one a build began on
+  };
+  static std::shared_ptr<const TypePlan> plan_for(MPI_Datatype type);
   std::shared_mutex mutex_;
-  std::unordered_map<MPI_Datatype, std::shared_ptr<const TypePlan>> plans_;
+  std::unordered_map<MPI_Datatype, Entry> entries_;
+  uint64_t generation_ = 0;
 };
+
+// Handles committed and not used since, kept apart from the registry so that MPI_Type_commit
+// costs a few loads and one compare-and-swap, not the registry's lock and an allocation: some
+// applications commit types on their critical path (docs/commit.md). A handle's first use moves
+// it to the registry. Open addressing over a fixed table; a handle that finds no free slot among
+// its first kProbes goes to the registry at once. Keys 0 and 1 mark empty and freed slots (no
+// host's handle takes those values; one that did would go to the registry).
+class CommittedHandles {
+ public:
+  // Records `type`; false when there is no room for it.
+  bool add(MPI_Datatype type) {
+    const uintptr_t k = key(type);
+    if (k <= kFreed) return false;
+    const size_t home = slot_of(k);
+    std::atomic<uintptr_t>* free_slot = nullptr;
+    for (size_t i = 0; i < kProbes; ++i) {
+      std::atomic<uintptr_t>& slot = slots_[(home + i) & (kSlots - 1)];
+      const uintptr_t value = slot.load(std::memory_order_acquire);
+      if (value == k) return true;  // committed again
+      if (value <= kFreed && !free_slot) free_slot = &slot;
+      if (value == kEmpty) break;  // the handle is not further along
+    }
+    if (!free_slot) return false;
+    if (!concurrent_calls()) {  // the application orders its MPI calls: a plain store
+      free_slot->store(k, std::memory_order_release);
+      return true;
+    }
+    uintptr_t expected = free_slot->load(std::memory_order_relaxed);
+    return expected <= kFreed &&
+           free_slot->compare_exchange_strong(expected, k, std::memory_order_acq_rel);
+  }
+
+  // Whether `type` is recorded; with `remove`, it no longer is.
+  bool find(MPI_Datatype type, bool remove) {
+    const uintptr_t k = key(type);
+    if (k <= kFreed) return false;
+    const size_t home = slot_of(k);
+    bool found = false;
+    for (size_t i = 0; i < kProbes; ++i) {
+      std::atomic<uintptr_t>& slot = slots_[(home + i) & (kSlots - 1)];
+      uintptr_t value = slot.load(std::memory_order_acquire);
+      if (value == kEmpty) break;
+      if (value != k) continue;
+      found = true;
+      if (!remove) break;
+      slot.compare_exchange_strong(value, kFreed, std::memory_order_acq_rel);
+    }
+    return found;
+  }
+
+ private:
+  static constexpr uintptr_t kEmpty = 0, kFreed = 1;
+  static constexpr size_t kSlots = 4096, kProbes = 16;
+  static uintptr_t key(MPI_Datatype type) {
+    static_assert(sizeof(MPI_Datatype) <= sizeof(uintptr_t));
+    uintptr_t k = 0;
+    std::memcpy(&k, &type, sizeof type);
+    return k;
+  }
+  static size_t slot_of(uintptr_t k) {
+    return static_cast<size_t>((k * 0x9E3779B97F4A7C15ull) >> 52);  // top 12 bits: 4096 slots
+  }
+  std::atomic<uintptr_t> slots_[kSlots] = {};
+};
+
+// Zero-initialised before any code runs and trivially destructible: usable at any time, with
+// no initialisation guard on the commit path.
+CommittedHandles committed_handle_table;
+CommittedHandles& committed_handles() {
+  return committed_handle_table;
+}
+
+// Plans by type signature (type_signature), kept across MPI_Type_free: applications that build,
+// commit and free the same type again and again (per exchange, or every few messages) decode,
+// compile and check it once, and its method decisions and online trials carry over. Bounded:
+// past kMaxPlans plans or kMaxSignatureBytes of signatures the oldest are dropped (a live handle
+// keeps its own reference to its plan).
+class PlanCache {
+ public:
+  static constexpr size_t kMaxPlans = 1024;
+  static constexpr size_t kMaxSignatureBytes = size_t{64} << 20;
+
+  bool find(const std::string& signature, std::shared_ptr<const TypePlan>* plan) {
+    std::lock_guard lock(mutex_);
+    auto it = plans_.find(signature);
+    if (it == plans_.end()) return false;
+    *plan = it->second;
+    return true;
+  }
+
+  void insert(std::string signature, std::shared_ptr<const TypePlan> plan) {
+    if (signature.size() > kMaxSignatureBytes / 4) return;
+    std::lock_guard lock(mutex_);
+    const size_t bytes = signature.size();
+    auto [it, added] = plans_.try_emplace(std::move(signature), std::move(plan));
+    if (!added) return;
+    order_.push_back(&it->first);
+    bytes_ += bytes;
+    while (plans_.size() > kMaxPlans || bytes_ > kMaxSignatureBytes) {
+      auto oldest = plans_.find(*order_.front());
+      order_.pop_front();
+      bytes_ -= oldest->first.size();
+      plans_.erase(oldest);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const TypePlan>> plans_;
+  std::deque<const std::string*> order_;  // keys in insertion order (nodes never move)
+  size_t bytes_ = 0;
+};
+
+PlanCache& plan_cache() {
+  static auto* cache = new PlanCache();  // outlives static destructors of user code
+  return *cache;
+}
 
 TypeRegistry& registry() {
   static auto* r = new TypeRegistry();  // outlives static destructors of user code
@@ -141,6 +316,21 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
   return nullptr;
 }
 
+std::shared_ptr<const TypePlan> TypeRegistry::plan_for(MPI_Datatype type) {
+  std::string signature;
+  const bool has_signature = type_signature(type, &signature);
+  std::shared_ptr<const TypePlan> plan;
+  if (has_signature && plan_cache().find(signature, &plan)) {
+    if (config().debug)
+      std::fprintf(stderr, "loom: plan %s (the same type as one built before)\n",
+                   plan ? plan->describe.c_str() : "none: host");
+    return plan;
+  }
+  plan = build_plan(type);
+  if (has_signature) plan_cache().insert(std::move(signature), plan);
+  return plan;
+}
+
 bool is_named(MPI_Datatype type) {
   int ni, na, nt, combiner;
   return PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) == MPI_SUCCESS &&
@@ -153,14 +343,18 @@ std::atomic<uint64_t> detail::registry_epoch{0};
 
 const TypePlan* detail::find_plan_slow(MPI_Datatype type) {
   if (config().disabled || type == MPI_DATATYPE_NULL) return nullptr;
-  if (const TypePlan* plan = registry().find(type)) return plan;
-  // Named types are never committed or freed: plan them on first use. A derived type
-  // that is not in the registry was never committed (or is not handled): host.
-  if (!is_named(type)) return nullptr;
-  auto plan = build_plan(type);
-  if (!plan) return nullptr;
-  registry().insert(type, plan);
-  return registry().find(type);
+  bool known = false;
+  if (const TypePlan* plan = registry().find(type, &known); known) return plan;
+  // A type committed and not used since joins the registry, which builds its plan.
+  // Named types are never committed or freed: plan them on first use. Any other derived type
+  // was never committed: host.
+  if (committed_handles().find(type, true))
+    registry().add_unbuilt(type, true);
+  else if (is_named(type))
+    registry().insert(type, build_plan(type));
+  else
+    return nullptr;
+  return registry().find(type, &known);
 }
 
 std::shared_ptr<const TypePlan> share_plan(MPI_Datatype type) {
@@ -179,15 +373,16 @@ extern "C" int MPI_Type_commit(MPI_Datatype* type) {
   const int rc = host().Type_commit(type);
   if (rc != MPI_SUCCESS || config().disabled) return rc;
   loom::interpose::count(Counter::TypesCommitted);
-  if (auto plan = loom::interpose::build_plan(*type)) {
-    registry().insert(*type, std::move(plan));
-    loom::interpose::count(Counter::TypesAccelerated);
-  }
+  if (!loom::interpose::committed_handles().add(*type)) registry().add_unbuilt(*type, true);
   return rc;
 }
 
 extern "C" int MPI_Type_free(MPI_Datatype* type) {
-  if (type && !config().disabled) registry().erase(*type);
+  if (type && !config().disabled) {
+    // Both: a type used and then committed again is in each.
+    loom::interpose::committed_handles().find(*type, true);
+    registry().erase(*type);
+  }
   return host().Type_free(type);
 }
 
@@ -195,11 +390,11 @@ extern "C" int MPI_Type_free(MPI_Datatype* type) {
 extern "C" int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   const int rc = host().Type_dup(oldtype, newtype);
   if (rc != MPI_SUCCESS || config().disabled) return rc;
-  if (auto plan = registry().get(oldtype))
-    registry().insert(*newtype, std::move(plan));
-  else if (loom::interpose::is_named(oldtype))  // named types count as committed
-    if (auto built = loom::interpose::build_plan(*newtype))
-      registry().insert(*newtype, std::move(built));
+  if (registry().add_duplicate(oldtype, *newtype)) return rc;
+  // Committed and not used yet, or named (named types count as committed): planned on first use.
+  if (loom::interpose::committed_handles().find(oldtype, false) ||
+      loom::interpose::is_named(oldtype))
+    registry().add_unbuilt(*newtype, false);
   return rc;
 }
 

@@ -1,4 +1,5 @@
-// Loom's per-datatype plans, built at MPI_Type_commit and released at MPI_Type_free.
+// Loom's per-datatype plans: recorded at MPI_Type_commit, built on the type's first use (and
+// shared by types of the same signature), released at MPI_Type_free.
 #pragma once
 
 #include <mpi.h>
@@ -52,7 +53,7 @@ const TypePlan* find_plan_slow(MPI_Datatype type);
 }  // namespace detail
 
 // The plan for `type`, or null when the host MPI must handle it (not committed, not
-// decodable, or Loom disabled). Named types get a plan on first use. The pointer stays
+// decodable, or Loom disabled). Every type gets its plan on first use. The pointer stays
 // valid until the type is freed. Inline: every interposed call with a datatype asks.
 inline const TypePlan* find_plan(MPI_Datatype type) {
   const detail::LastLookup& last = detail::last_lookup;

@@ -22,6 +22,8 @@ void start_loom() {
   loom::interpose::preload_method_model();
   int provided = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&provided);
+  loom::interpose::mpi_thread_multiple.store(provided == MPI_THREAD_MULTIPLE,
+                                             std::memory_order_relaxed);
   loom::interpose::note_thread_level(provided);
   loom::interpose::start_device_support();
 }

@@ -55,13 +55,24 @@ const char* env_dir(const char* name) {
   return value && *value ? value : nullptr;
 }
 
+// Whether this process says what it noticed about the calibration: only when asked
+// (LOOM_VERBOSE, LOOM_DEBUG or LOOM_STATS), and then once per job, by world rank 0. The notes
+// never concern correctness, only speed, and output a job did not ask for breaks harnesses
+// that compare it.
+bool reports_calibration() {
+  if (!config().verbose && !config().stats) return false;
+  int initialized = 0, rank = 0;
+  PMPI_Initialized(&initialized);
+  if (initialized) PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank == 0;
+}
+
 model::Model load_model() {
   const std::string path = calibration_path();
-  const bool chatty = config().debug || config().stats;
+  const bool say = reports_calibration();
   struct stat info;
   if (path.empty() || (::stat(path.c_str(), &info) != 0 && errno == ENOENT)) {
-    // Normal on a machine nobody calibrated: say so only when asked.
-    if (chatty)
+    if (say)
       std::fprintf(stderr,
                    "loom: no calibration%s%s; using built-in defaults (run `loom-bench measure` "
                    "to calibrate this machine)\n",
@@ -72,28 +83,30 @@ model::Model load_model() {
   std::string why;
   auto calibration = model::load_file(path, &why);
   if (!calibration) {
-    std::fprintf(stderr, "loom: ignoring calibration %s: %s; using built-in defaults\n",
-                 path.c_str(), why.c_str());
+    if (say)
+      std::fprintf(stderr, "loom: ignoring calibration %s: %s; using built-in defaults\n",
+                   path.c_str(), why.c_str());
     return model::Model();
   }
   // Measured under other transport settings (e.g. Open MPI with cross-memory attach, run
   // without it), the timings are another machine's: the built-in rule is the safer guess.
   if (const std::string settings = host_transport_settings();
       calibration->host_settings && *calibration->host_settings != settings) {
-    std::fprintf(stderr,
-                 "loom: ignoring calibration %s: it was measured with host settings '%s', this "
-                 "run has '%s'; using built-in defaults (run `loom-bench measure` with this "
-                 "run's settings to recalibrate)\n",
-                 path.c_str(), calibration->host_settings->c_str(), settings.c_str());
+    if (say)
+      std::fprintf(stderr,
+                   "loom: ignoring calibration %s: it was measured with host settings '%s', this "
+                   "run has '%s'; using built-in defaults (run `loom-bench measure` with this "
+                   "run's settings to recalibrate)\n",
+                   path.c_str(), calibration->host_settings->c_str(), settings.c_str());
     return model::Model();
   }
   const std::string running = host_mpi_version();
-  if (calibration->host_mpi != running)
+  if (calibration->host_mpi != running && say)
     std::fprintf(stderr,
                  "loom: calibration %s was measured with %s, this is %s; using it anyway (run "
                  "`loom-bench measure` to recalibrate)\n",
                  path.c_str(), calibration->host_mpi.c_str(), running.c_str());
-  if (config().debug)
+  if (config().debug && say)
     std::fprintf(stderr, "loom: method model from %s (%s, %s)\n", path.c_str(),
                  calibration->host_mpi.c_str(), calibration->machine.c_str());
   return model::Model(std::move(*calibration));

@@ -48,7 +48,8 @@ void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality w
 void pin_method(std::optional<model::Method> method);
 
 // The model in use: calibrated from calibration_path(), or the built-in rule when that
-// file is missing or invalid (which warns once). Loaded on first call; thread-safe.
+// file is missing or invalid (said once per job under LOOM_VERBOSE). Loaded on first call;
+// thread-safe.
 const model::Model& method_model();
 // Loads the model now when the choice is left to it. MPI_Init calls this, so that reading
 // the calibration (1.3-1.5 ms for a 108 KB file here) is not paid inside the first message.

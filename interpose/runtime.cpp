@@ -23,6 +23,7 @@ Config read_config() {
   c.disabled = env_flag("LOOM_DISABLE");
   c.stats = env_flag("LOOM_STATS");
   c.debug = env_flag("LOOM_DEBUG");
+  c.verbose = c.debug || env_flag("LOOM_VERBOSE");
   if (const char* v = std::getenv("LOOM_SHARED_COLLECTIVES"); v && *v)
     c.shared_collectives = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("LOOM_ONLINE"); v && *v) c.online = std::strcmp(v, "0") != 0;
@@ -55,21 +56,31 @@ std::vector<std::unique_ptr<ThreadCounters>>& registry() {
   return *blocks;
 }
 
+ThreadCounters* new_thread_counters() {
+  auto block = std::make_unique<ThreadCounters>();
+  ThreadCounters* raw = block.get();
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  registry().push_back(std::move(block));
+  return raw;
+}
+
+// Constant-initialised and in the static TLS block (libloom is loaded with the program or
+// preloaded, never unloaded): one thread-pointer-relative load, no initialisation guard and no
+// __tls_get_addr call, for counters bumped on every served call (MPI_Type_commit included).
+[[gnu::tls_model("initial-exec")]] thread_local ThreadCounters* this_thread_block = nullptr;
+
 ThreadCounters& this_thread_counters() {
-  static thread_local ThreadCounters* mine = [] {
-    auto block = std::make_unique<ThreadCounters>();
-    ThreadCounters* raw = block.get();
-    std::lock_guard<std::mutex> lock(registry_mutex);
-    registry().push_back(std::move(block));
-    return raw;
-  }();
-  return *mine;
+  if (!this_thread_block) [[unlikely]]
+    this_thread_block = new_thread_counters();
+  return *this_thread_block;
 }
 
 }  // namespace
 
 // Before libloom's other globals: their initialisers may consult the configuration.
 __attribute__((init_priority(101))) const Config loaded_config = read_config();
+
+std::atomic<bool> mpi_thread_multiple{false};
 
 void count(Counter which, uint64_t amount) {
   auto& slot = this_thread_counters().value[static_cast<int>(which)];

@@ -13,6 +13,7 @@ struct Config {
   bool disabled = false;              // LOOM_DISABLE=1: pure pass-through
   bool stats = false;                 // LOOM_STATS=1: report at MPI_Finalize, time the kernels
   bool debug = false;                 // LOOM_DEBUG=1: print each committed type's plan
+  bool verbose = false;               // LOOM_VERBOSE=1 (or LOOM_DEBUG=1): say what Loom noticed
   pack::Isa isa = pack::Isa::Scalar;  // LOOM_ISA=scalar|avx2|avx512, default: best available
   bool shared_collectives = true;     // LOOM_SHARED_COLLECTIVES=0: no same-node transport
   bool online = true;                 // LOOM_ONLINE=0: blocking messages follow the model alone
@@ -23,6 +24,14 @@ struct Config {
 extern const Config loaded_config;
 inline const Config& config() {
   return loaded_config;
+}
+
+// Whether the application may call MPI from several threads at once (MPI_Init_thread provided
+// MPI_THREAD_MULTIPLE); below that its calls are ordered, and Loom's shared state needs no
+// read-modify-write atomics. Set as MPI starts.
+extern std::atomic<bool> mpi_thread_multiple;
+inline bool concurrent_calls() {
+  return mpi_thread_multiple.load(std::memory_order_relaxed);
 }
 
 enum class Counter : int {

@@ -321,7 +321,37 @@ NodeRef decode(MPI_Datatype t, int depth) {
   }
 }
 
+// Appends `t`'s constructor calls, down to named types, to `out`; false past 64 levels.
+bool append_signature(MPI_Datatype t, int depth, std::string* out) {
+  if (depth > 64) return false;
+  Contents c(t);
+  const auto append = [out](const void* data, size_t bytes) {
+    out->append(static_cast<const char*>(data), bytes);
+  };
+  append(&c.combiner, sizeof c.combiner);
+  if (c.combiner == MPI_COMBINER_NAMED) {
+    append(&t, sizeof t);  // predefined handles are fixed for the process's lifetime
+    return true;
+  }
+  const size_t counts[3] = {c.ints.size(), c.addrs.size(), c.types.size()};
+  append(counts, sizeof counts);
+  append(c.ints.data(), c.ints.size() * sizeof(int));
+  append(c.addrs.data(), c.addrs.size() * sizeof(MPI_Aint));
+  for (MPI_Datatype child : c.types)
+    if (!append_signature(child, depth + 1, out)) return false;
+  return true;
+}
+
 }  // namespace
+
+bool type_signature(MPI_Datatype type, std::string* out) {
+  out->clear();
+  try {
+    return append_signature(type, 0, out);
+  } catch (const Unsupported&) {
+    return false;
+  }
+}
 
 std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not,
                                              bool* mixed_basic_types) {

@@ -17,4 +17,9 @@ namespace loom::interpose {
 std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not,
                                              bool* mixed_basic_types = nullptr);
 
+// A byte string naming `type` exactly: its constructor calls (MPI_Type_get_envelope and
+// get_contents) all the way down to predefined types. Types with equal signatures have the same
+// typemap, bounds and extent, whatever their handles. False when it cannot be formed.
+bool type_signature(MPI_Datatype type, std::string* out);
+
 }  // namespace loom::interpose

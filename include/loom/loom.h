@@ -20,7 +20,7 @@ typedef struct loom_stats {
   uint64_t pack_bytes_loom; /* packed bytes produced by Loom */
   uint64_t unpack_bytes_loom;
   uint64_t types_committed;   /* MPI_Type_commit calls seen */
-  uint64_t types_accelerated; /* ... of which Loom compiled a plan for */
+  uint64_t types_accelerated; /* ... of which Loom built a plan for, on first use */
   double pack_seconds;        /* time inside Loom pack kernels (LOOM_STATS=1 only) */
   double unpack_seconds;
   /* Point-to-point calls with a derived datatype (contiguous types are not counted). */

@@ -566,6 +566,64 @@ TEST(Lifetime, DupOfCommittedTypeIsUsableWithoutCommit) {
   expect_same_pack(data.data(), 5, pair_dup, 1);
 }
 
+// Loom builds a committed type's plan on its first use, not at MPI_Type_commit: what the type
+// is made of must still be readable then, after its inner types and even the original of a dup
+// were freed.
+TEST(Lifetime, InnerTypesAndDupOriginalFreedBeforeFirstUse) {
+  std::vector<int> data(8192);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<int>(i * 3 + 1);
+  MPI_Datatype inner, outer;
+  ASSERT_EQ(MPI_Type_vector(4, 3, 9, MPI_INT, &inner), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_create_hvector(5, 2, 160 * sizeof(int), inner, &outer), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&outer), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_free(&inner), MPI_SUCCESS);
+  Type dup;
+  ASSERT_EQ(MPI_Type_dup(outer, &dup.t), MPI_SUCCESS);  // neither has been used yet
+  Bytes expected = expect_same_pack(data.data(), 3, outer);
+  ASSERT_EQ(MPI_Type_free(&outer), MPI_SUCCESS);
+  EXPECT_EQ(expect_same_pack(data.data(), 3, dup), expected);
+  EXPECT_EQ(loom_type_is_accelerated(dup), loom_is_active());
+}
+
+TEST(Lifetime, PlanBuiltOnFirstUseAndKeptAcrossCommitFreeCycles) {
+  std::vector<double> data(4096);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<double>(i) * 0.5;
+  const auto make = [](MPI_Datatype* t) {
+    ASSERT_EQ(MPI_Type_vector(64, 2, 5, MPI_DOUBLE, t), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Type_commit(t), MPI_SUCCESS);
+  };
+  loom_stats before, committed, used;
+  loom_get_stats(&before);
+  // Committed and freed unused: counted as committed, never built.
+  for (int k = 0; k < 3; ++k) {
+    MPI_Datatype unused;
+    make(&unused);
+    ASSERT_EQ(MPI_Type_free(&unused), MPI_SUCCESS);
+  }
+  Type first;
+  make(&first.t);
+  loom_get_stats(&committed);
+  EXPECT_EQ(committed.types_accelerated, before.types_accelerated);
+  const Bytes expected = expect_same_pack(data.data(), 2, first);
+  loom_get_stats(&used);
+  if (!loom_is_active()) return;
+  EXPECT_EQ(used.types_committed - before.types_committed, 4u);
+  EXPECT_EQ(used.types_accelerated - before.types_accelerated, 1u);
+  char described[512];
+  loom_type_describe(first, described, sizeof described);
+  // The same layout built again and again, as applications that rebuild their types per
+  // exchange do: the same plan each time, and the same bytes as the host.
+  for (int k = 0; k < 5; ++k) {
+    Type again;
+    make(&again.t);
+    EXPECT_EQ(expect_same_pack(data.data(), 2, again), expected);
+    char text[512];
+    loom_type_describe(again, text, sizeof text);
+    EXPECT_STREQ(text, described);
+    EXPECT_TRUE(loom_type_is_accelerated(again));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Named types, MPI_PACKED and MPI_BYTE
 
