@@ -25,9 +25,9 @@
 #include "bench/p2p_common.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
-#include "interpose/method.hpp"
 #include "loom/loom.h"
 #include "model/trial.hpp"
+#include "ops/method.hpp"
 
 namespace loom::bench {
 
@@ -549,7 +549,7 @@ int run_halo(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const Grid g = make_grid(ranks);
-  const std::string mpi_name = interpose::host_mpi_version();
+  const std::string mpi_name = mpi::host_mpi_version();
   const bool loom_active = loom_is_active() != 0;
   if (rank == 0) {
     std::printf("loom-bench halo   host MPI: %s   %d ranks, periodic grid %dx%dx%d\n",

@@ -30,9 +30,9 @@
 #include "bench/p2p_common.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
-#include "interpose/method.hpp"
 #include "loom/loom.h"
 #include "model/model.hpp"
+#include "ops/method.hpp"
 
 namespace loom::bench {
 namespace {
@@ -124,7 +124,7 @@ void print_help(FILE* out) {
       "  --quick      coarse grid and short time bounds (seconds, for CI); it still writes\n"
       "               the default file unless --out is given\n"
       "  --help       this text\n",
-      interpose::calibration_path().c_str());
+      ops::calibration_path().c_str());
 }
 
 // Returns -1 to continue, or an exit code.
@@ -217,12 +217,12 @@ enum class Sender { Host, LoomPacked };
 double timed_sample(Sender sender, int64_t count_bytes, int repeats,
                     const std::function<void()>& communicate) {
   const bool pinned = sender == Sender::LoomPacked;
-  if (pinned) interpose::pin_method(model::Method::Pack);
+  if (pinned) ops::pin_method(model::Method::Pack);
   if (count_bytes < kWarmRoundTripBelowBytes) communicate();
   const double start = now_seconds();
   for (int i = 0; i < repeats; ++i) communicate();
   const double seconds = (now_seconds() - start) / repeats;
-  if (pinned) interpose::pin_method(std::nullopt);
+  if (pinned) ops::pin_method(std::nullopt);
   return seconds;
 }
 
@@ -473,7 +473,7 @@ int run_measure(int argc, char** argv) {
                    size);
     return finish(2);
   }
-  const std::string path = opt.out.empty() ? interpose::calibration_path() : opt.out;
+  const std::string path = opt.out.empty() ? ops::calibration_path() : opt.out;
   // Both ranks see the same Loom and the same environment, so they agree on these exits.
   if (!loom_is_active()) {
     if (rank == 0)
@@ -504,8 +504,8 @@ int run_measure(int argc, char** argv) {
   const Grid grid = opt.quick ? quick_grid() : full_grid();
   const Effort& effort = grid.effort;
   model::Calibration c;
-  c.host_mpi = interpose::host_mpi_version();
-  c.host_settings = interpose::host_transport_settings();
+  c.host_mpi = mpi::host_mpi_version();
+  c.host_settings = mpi::host_transport_settings();
   c.machine = machine_description();
   c.other_node_measured = !same_node;
   c.exchange_measured = true;

@@ -22,8 +22,8 @@
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
 #include "bench/type_corpus.hpp"
-#include "interpose/method.hpp"
 #include "loom/loom.h"
+#include "ops/method.hpp"
 
 namespace loom::bench {
 
@@ -470,7 +470,7 @@ int run_pack(int argc, char** argv) {
     return 0;
   }
 
-  const std::string mpi_name = interpose::host_mpi_version();
+  const std::string mpi_name = mpi::host_mpi_version();
   const bool loom_active = loom_is_active() != 0;
   const int64_t l3 = cpu_cache_bytes("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
   const int64_t l2 = cpu_cache_bytes("index2", _SC_LEVEL2_CACHE_SIZE, 1 * kMiB);

@@ -21,9 +21,9 @@
 #include "bench/p2p_common.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
-#include "interpose/method.hpp"
 #include "loom/loom.h"
 #include "model/trial.hpp"
+#include "ops/method.hpp"
 
 namespace loom::bench {
 
@@ -592,7 +592,7 @@ int run_pingpong(int argc, char** argv) {
     return 2;
   }
 
-  const std::string mpi_name = interpose::host_mpi_version();
+  const std::string mpi_name = mpi::host_mpi_version();
   const bool loom_active = loom_is_active() != 0;
   const int64_t llc = cpu_cache_bytes("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
   if (rank == 0) {

@@ -164,7 +164,7 @@ struct JsonRunHeader {
   std::vector<int> process_grid;  // "mpi": "dims" of a Cartesian grid
   std::vector<std::pair<const char*, int64_t>> machine;  // cache sizes and such, before "cpus"
 };
-// Opens the document and writes "subcommand", "mpi" (name: interpose::host_mpi_version(),
+// Opens the document and writes "subcommand", "mpi" (name: mpi::host_mpi_version(),
 // library_version: the host's whole banner), "loom" (active) and "machine".
 void begin_json_report(JsonWriter& j, const JsonRunHeader& header);
 // Closes the document and writes it to `path`, saying where on stdout; on failure warns on

@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "bench/report.hpp"
-#include "interpose/method.hpp"
 #include "loom/loom.h"
+#include "ops/method.hpp"
 
 namespace loom::bench {
 
@@ -33,7 +33,7 @@ void begin_json_report(JsonWriter& j, const JsonRunHeader& header) {
   j.begin_object();
   j.field("subcommand", header.subcommand);
   j.begin_object("mpi");
-  j.field("name", interpose::host_mpi_version());
+  j.field("name", mpi::host_mpi_version());
   j.field("library_version", host_mpi_banner());
   if (header.ranks) j.field("ranks", *header.ranks);
   if (!header.process_grid.empty()) {

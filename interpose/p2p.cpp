@@ -1,573 +1,143 @@
-// Point-to-point family. A message whose datatype Loom has a (non-dense) plan for, and for
-// which the method model prefers packing, is packed by Loom into a staging buffer and
-// travels as `bytes` MPI_PACKED on the user's communicator with the user's tag: one
-// ordinary message, so matching, wildcards, ordering and the receiver's choice of type
-// are untouched. Receives with such a type land as MPI_PACKED in staging and are unpacked.
-// Statuses count bytes in both MPIs, so MPI_Get_count/MPI_Get_elements with the user's
-// type give the user's answer. Everything else goes straight to the host.
-#include <chrono>
-#include <climits>
-#include <cstring>
-#include <memory>
-#include <vector>
+// Point-to-point family: entry points. A contiguous message to another process is decided inline
+// and goes straight to the host; everything else is served by ops/p2p.hpp.
+#include "ops/p2p.hpp"
+#include "mpi/host.hpp"
 
-#include "interpose/datatype.hpp"
-#include "interpose/device_memory.hpp"
-#include "interpose/host.hpp"
-#include "interpose/locality.hpp"
-#include "interpose/method.hpp"
-#include "interpose/requests.hpp"
-#include "interpose/runtime.hpp"
-#include "interpose/self_channel.hpp"
-#include "interpose/staging.hpp"
-
-namespace loom::interpose {
-namespace {
-
-// How one side of a message travels: `plan` set means Loom packs `bytes` bytes.
-struct Route {
-  const TypePlan* plan = nullptr;
-  int64_t bytes = 0;
-  // A blocking message of a kind whose method is still being tried (method.hpp,
-  // choose_online): the call's duration is reported, whichever way it travels.
-  const TypePlan* trial = nullptr;
-  int trial_slot = -1;
-  model::Locality where = model::Locality::SameNode;
-  bool device = false;  // the user's buffer is device memory: Loom stages it, whatever its type
-  explicit operator bool() const { return plan != nullptr; }
-};
-
-// Blocking calls are one-way traffic for the model; non-blocking and send-receive calls are
-// exchanges, where the peer is taken to send at the same time (model/model.hpp, Traffic).
-constexpr model::Traffic kBlocking = model::Traffic::OneWay;
-constexpr model::Traffic kOverlapping = model::Traffic::Exchange;
-// Timed messages check the model online (method.hpp, choose_online): MPI_Send and MPI_Ssend
-// by their call's duration, MPI_Recv, MPI_Isend, MPI_Issend and MPI_Irecv by the interval
-// between posts of the kind. Buffered and ready sends return before the message is
-// delivered, and persistent, matched and send-receive calls mix other work into their
-// time, so they follow the kind's settled choice without adding to it.
-enum class Timing : bool { Untimed, Timed };
-
-// The channel for a receive or probe from `source` (interpose/self_channel.hpp): a wildcard
-// demotes it, since its match could be a message the channel holds or one the host holds.
-SelfChannel* self_source(MPI_Comm comm, int source) {
-  if (source == MPI_ANY_SOURCE) {
-    demote_self_channel(comm);
-    return nullptr;
-  }
-  return self_channel(comm, source);
-}
-
-// Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
-// and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE.
-Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int peer, bool send,
-            model::Traffic traffic, Timing timing = Timing::Untimed) {
-  if (elements <= 0 || peer == MPI_PROC_NULL || !buf || comm == MPI_COMM_NULL) return {};
-  const TypePlan* plan = find_plan(type);
-  if (plan && device_memory(buf)) {  // the host MPI cannot read device memory: always packed
-    Route r;
-    r.plan = plan;
-    r.device = true;
-    r.bytes = static_cast<int64_t>(elements) * plan->plan.size();
-    if (r.bytes > INT_MAX) return {};
-    return r;
-  }
-  if (!plan) {
-    if (!config().disabled && type != MPI_DATATYPE_NULL)
-      count(send ? Counter::SendHost : Counter::RecvHost);
-    return {};
-  }
-  if (plan->plan.dense()) return {};
-  if (send && plan->mixed_basic_types && host_is_mpich()) {
-    count(Counter::SendHost);
-    return {};
-  }
-  const int64_t bytes = static_cast<int64_t>(elements) * plan->plan.size();
-  if (bytes <= 0 || bytes > INT_MAX) {
-    count(send ? Counter::SendHost : Counter::RecvHost);
-    return {};
-  }
-  Route r;
-  r.where = locality(comm, peer);
-  const OnlineChoice choice = choose_online(
-      *plan, bytes, r.where, traffic, send ? Side::Send : Side::Receive, timing == Timing::Timed);
-  if (choice.trial_slot >= 0) {
-    r.trial = plan;
-    r.trial_slot = choice.trial_slot;
-  }
-  r.bytes = bytes;
-  if (choice.method != model::Method::Pack) {
-    count(send ? Counter::SendHost : Counter::RecvHost);
-    return r;
-  }
-  r.plan = plan;
-  return r;
-}
-
-// The common case, decided inline before anything else: a contiguous or basic datatype
-// (nothing to pack) to or from another process (no self channel to serve it). A wildcard
-// source is not: it must demote the self channel.
-// Device memory never does (one load decides that where no device is possible).
-[[gnu::always_inline]] inline bool passes_through(const void* buf, MPI_Datatype type, MPI_Comm comm,
-                                                  int peer) {
-  const TypePlan* plan = find_plan(type);
-  return plan && plan->plan.dense() && peer != MPI_ANY_SOURCE && !self_channel(comm, peer) &&
-         !device_memory(buf);
-}
-
-// A device buffer never goes through the self channel, which copies with the CPU: the
-// communicator's messages to oneself go back to the host.
-void keep_device_memory_off_self_channel(const void* buf, MPI_Comm comm, int peer) {
-  if (!device_memory(buf)) return;
-  if (peer == MPI_ANY_SOURCE)
-    demote_self_channel(comm);
-  else if (SelfChannel* self = self_channel(comm, peer))
-    self->demote();
-}
-
-// Reports a tried blocking send's duration when the call returns. Only tried messages
-// (Route::trial set) get one: a clock read would add to every small message.
-class TrialClock {
- public:
-  explicit TrialClock(const Route& r) : route_(r), start_(std::chrono::steady_clock::now()) {}
-  ~TrialClock() {
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
-    report_trial(*route_.trial, route_.bytes, route_.where, kBlocking, Side::Send,
-                 {route_.plan ? model::Method::Pack : model::Method::Host, route_.trial_slot},
-                 took.count() + extra_);
-  }
-  // A packed send returns before the receiver unpacks, while the host's own send returns once
-  // the receiver's engine has the data: the sender charges the pack path its own packing time
-  // again, for the receiver's unpacking of the same bytes.
-  void charge_packing_since(std::chrono::steady_clock::time_point start) {
-    extra_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-  TrialClock(const TrialClock&) = delete;
-  TrialClock& operator=(const TrialClock&) = delete;
-
- private:
-  const Route& route_;
-  std::chrono::steady_clock::time_point start_;
-  double extra_ = 0;
-};
-
-StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  {
-    KernelTimer timer(Counter::PackNanoseconds);
-    if (r.device)
-      pack_between(r.plan->plan, buf, count, staging.data());
-    else
-      r.plan->plan.pack(buf, count, staging.data());
-  }
-  count_call(Counter::SendPacked, Counter::SendPackedBytes, static_cast<uint64_t>(r.bytes));
-  return staging;
-}
-
-class StagedRecv final : public PendingOp {
- public:
-  StagedRecv(std::shared_ptr<const TypePlan> type, void* buf, int count, StagingBuffer staging,
-             bool persistent)
-      : type_(std::move(type)),
-        buf_(buf),
-        count_(count),
-        staging_(std::move(staging)),
-        persistent_(persistent) {}
-  int on_complete(MPI_Status* status) override {
-    unpack_received(*type_, staging_.data(), received_bytes(*status, status->MPI_ERROR), buf_,
-                    count_);
-    return MPI_SUCCESS;
-  }
-  bool persistent() const override { return persistent_; }
-
- private:
-  std::shared_ptr<const TypePlan> type_;  // the user may free the datatype meanwhile
-  void* buf_;
-  int count_;
-  StagingBuffer staging_;
-  bool persistent_;
-};
-
-// Persistent send: every MPI_Start packs the user's current data.
-class PersistentSend final : public PendingOp {
- public:
-  PersistentSend(std::shared_ptr<const TypePlan> type, const void* buf, int count,
-                 StagingBuffer staging)
-      : type_(std::move(type)), buf_(buf), count_(count), staging_(std::move(staging)) {}
-  int on_start() override {
-    {
-      KernelTimer timer(Counter::PackNanoseconds);
-      if (device_memory(buf_))
-        pack_between(type_->plan, buf_, count_, staging_.data());
-      else
-        type_->plan.pack(buf_, count_, staging_.data());
-    }
-    count_call(Counter::SendPacked, Counter::SendPackedBytes, staging_.size());
-    return MPI_SUCCESS;
-  }
-  int on_complete(MPI_Status*) override { return MPI_SUCCESS; }
-  bool persistent() const override { return true; }
-
- private:
-  std::shared_ptr<const TypePlan> type_;
-  const void* buf_;
-  int count_;
-  StagingBuffer staging_;
-};
-
-using BlockingSend = decltype(HostMpi::Send);
-using NonblockingSend = decltype(HostMpi::Isend);
-using PersistentInit = decltype(HostMpi::Send_init);
-
-// A blocking send on its route; `clock` is set for a tried message (see Route::trial).
-int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, const void* buf,
-                  int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  if (!r) return host_send(buf, count, type, dest, tag, comm);
-  const auto packing =
-      clock ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  StagingBuffer staging = pack_to_staging(r, buf, count);
-  if (clock) clock->charge_packing_since(packing);
-  return host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
-}
-
-int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int count,
-                  MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  keep_device_memory_off_self_channel(buf, comm, dest);
-  if (SelfChannel* self = self_channel(comm, dest)) {
-    // Standard, ready and synchronous sends to oneself (a synchronous one only into a posted
-    // receive); buffered ones keep the host's semantics (the attached buffer).
-    const bool synchronous = host_send == host().Ssend;
-    int rc = MPI_SUCCESS;
-    if ((host_send == host().Send || host_send == host().Rsend || synchronous) &&
-        self->send(
-            buf, count, type, tag, nullptr, &rc,
-            synchronous ? SelfChannel::SendMode::Synchronous : SelfChannel::SendMode::Standard))
-      return rc;
-    self->demote();
-  }
-  const Route r = route(buf, count, type, comm, dest, true, kBlocking, timing);
-  // Untried messages take no clock: the pass-through stays a tail call.
-  if (!r.trial) return send_on_route(host_send, r, nullptr, buf, count, type, dest, tag, comm);
-  TrialClock clock(r);
-  return send_on_route(host_send, r, &clock, buf, count, type, dest, tag, comm);
-}
-
-int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, int count,
-                     MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  keep_device_memory_off_self_channel(buf, comm, dest);
-  if (SelfChannel* self = self_channel(comm, dest)) {
-    const bool synchronous = host_send == host().Issend;
-    int rc = MPI_SUCCESS;
-    if ((host_send == host().Isend || host_send == host().Irsend || synchronous) && request &&
-        self->send(
-            buf, count, type, tag, request, &rc,
-            synchronous ? SelfChannel::SendMode::Synchronous : SelfChannel::SendMode::Standard))
-      return rc;
-    self->demote();
-  }
-  const Route r = route(buf, count, type, comm, dest, true, kOverlapping, timing);
-  if (!r || !request) return host_send(buf, count, type, dest, tag, comm, request);
-  StagingBuffer staging = pack_to_staging(r, buf, count);
-  const int rc =
-      host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm, request);
-  if (rc == MPI_SUCCESS) track_request(*request, std::make_unique<HeldStaging>(std::move(staging)));
-  return rc;
-}
-
-int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Datatype type,
-                    int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  keep_device_memory_off_self_channel(buf, comm, dest);
-  if (SelfChannel* self = self_channel(comm, dest)) {
-    // Standard and ready sends to oneself; synchronous and buffered ones keep the host's
-    // semantics (completion at the match, the attached buffer).
-    int rc = MPI_SUCCESS;
-    if ((host_init == host().Send_init || host_init == host().Rsend_init) && request &&
-        self->send_init(buf, count, type, tag, request, &rc))
-      return rc;
-    self->demote();
-  }
-  const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
-  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
-  if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const int rc =
-      host_init(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm, request);
-  if (rc == MPI_SUCCESS)
-    track_request(*request, std::make_unique<PersistentSend>(std::move(shared), buf, count,
-                                                             std::move(staging)));
-  return rc;
-}
-
-// The status a blocking receive fills: the user's own (so fields the host leaves alone
-// stay alone), or scratch when the user ignores it, since unpacking needs the count.
-class StatusSlot {
- public:
-  explicit StatusSlot(MPI_Status* user) : status_(user != MPI_STATUS_IGNORE ? user : &scratch_) {}
-  MPI_Status* get() { return status_; }
-
- private:
-  MPI_Status scratch_;
-  MPI_Status* status_;
-};
-
-// A blocking receive on its route.
-int receive_on_route(const Route& r, void* buf, int count, MPI_Datatype type, int source, int tag,
-                     MPI_Comm comm, MPI_Status* status) {
-  if (!r) return host().Recv(buf, count, type, source, tag, comm, status);
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  StatusSlot slot(status);
-  const int rc = host().Recv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source, tag,
-                             comm, slot.get());
-  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
-  return rc;
-}
-
-}  // namespace
-}  // namespace loom::interpose
-
-using namespace loom::interpose;  // NOLINT: the MPI entry points below are this file's API
+using loom::mpi::host;
+using loom::ops::passes_through;
 
 extern "C" int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                         MPI_Comm comm) {
   if (passes_through(buf, type, comm, dest)) return host().Send(buf, count, type, dest, tag, comm);
-  return blocking_send(host().Send, Timing::Timed, buf, count, type, dest, tag, comm);
+  return loom::ops::send(buf, count, type, dest, tag, comm);
 }
+
 extern "C" int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
   if (passes_through(buf, type, comm, dest)) return host().Ssend(buf, count, type, dest, tag, comm);
-  return blocking_send(host().Ssend, Timing::Timed, buf, count, type, dest, tag, comm);
+  return loom::ops::ssend(buf, count, type, dest, tag, comm);
 }
+
 extern "C" int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
   if (passes_through(buf, type, comm, dest)) return host().Rsend(buf, count, type, dest, tag, comm);
-  return blocking_send(host().Rsend, Timing::Untimed, buf, count, type, dest, tag, comm);
+  return loom::ops::rsend(buf, count, type, dest, tag, comm);
 }
-// The host copies a buffered send into the attached buffer before returning, so the
-// staging buffer can go at once (the packed size never exceeds MPI_Pack_size's answer).
+
 extern "C" int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm) {
   if (passes_through(buf, type, comm, dest)) return host().Bsend(buf, count, type, dest, tag, comm);
-  return blocking_send(host().Bsend, Timing::Untimed, buf, count, type, dest, tag, comm);
+  return loom::ops::bsend(buf, count, type, dest, tag, comm);
 }
 
 extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm, MPI_Request* request) {
   if (passes_through(buf, type, comm, dest))
     return host().Isend(buf, count, type, dest, tag, comm, request);
-  return nonblocking_send(host().Isend, Timing::Timed, buf, count, type, dest, tag, comm, request);
+  return loom::ops::isend(buf, count, type, dest, tag, comm, request);
 }
+
 extern "C" int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
   if (passes_through(buf, type, comm, dest))
     return host().Issend(buf, count, type, dest, tag, comm, request);
-  return nonblocking_send(host().Issend, Timing::Timed, buf, count, type, dest, tag, comm, request);
+  return loom::ops::issend(buf, count, type, dest, tag, comm, request);
 }
+
 extern "C" int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
   if (passes_through(buf, type, comm, dest))
     return host().Irsend(buf, count, type, dest, tag, comm, request);
-  return nonblocking_send(host().Irsend, Timing::Untimed, buf, count, type, dest, tag, comm,
-                          request);
+  return loom::ops::irsend(buf, count, type, dest, tag, comm, request);
 }
+
 extern "C" int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, MPI_Request* request) {
   if (passes_through(buf, type, comm, dest))
     return host().Ibsend(buf, count, type, dest, tag, comm, request);
-  return nonblocking_send(host().Ibsend, Timing::Untimed, buf, count, type, dest, tag, comm,
-                          request);
+  return loom::ops::ibsend(buf, count, type, dest, tag, comm, request);
 }
 
 extern "C" int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                              MPI_Comm comm, MPI_Request* request) {
-  return persistent_send(host().Send_init, buf, count, type, dest, tag, comm, request);
+  return loom::ops::send_init(buf, count, type, dest, tag, comm, request);
 }
+
 extern "C" int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                               MPI_Comm comm, MPI_Request* request) {
-  return persistent_send(host().Ssend_init, buf, count, type, dest, tag, comm, request);
+  return loom::ops::ssend_init(buf, count, type, dest, tag, comm, request);
 }
+
 extern "C" int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                               MPI_Comm comm, MPI_Request* request) {
-  return persistent_send(host().Rsend_init, buf, count, type, dest, tag, comm, request);
+  return loom::ops::rsend_init(buf, count, type, dest, tag, comm, request);
 }
+
 extern "C" int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                               MPI_Comm comm, MPI_Request* request) {
-  return persistent_send(host().Bsend_init, buf, count, type, dest, tag, comm, request);
+  return loom::ops::bsend_init(buf, count, type, dest, tag, comm, request);
 }
 
 extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Status* status) {
   if (passes_through(buf, type, comm, source))
     return host().Recv(buf, count, type, source, tag, comm, status);
-  keep_device_memory_off_self_channel(buf, comm, source);
-  if (SelfChannel* self = self_source(comm, source)) {
-    int rc = MPI_SUCCESS;
-    if (self->receive(buf, count, type, tag, nullptr, status, &rc)) return rc;
-  }
-  // Timed by the interval between posts of its kind, inside route() (method.hpp).
-  const Route r = route(buf, count, type, comm, source, false, kBlocking, Timing::Timed);
-  return receive_on_route(r, buf, count, type, source, tag, comm, status);
+  return loom::ops::recv(buf, count, type, source, tag, comm, status);
 }
 
 extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
                          MPI_Comm comm, MPI_Request* request) {
   if (passes_through(buf, type, comm, source))
     return host().Irecv(buf, count, type, source, tag, comm, request);
-  keep_device_memory_off_self_channel(buf, comm, source);
-  if (SelfChannel* self = self_source(comm, source); self && request) {
-    int rc = MPI_SUCCESS;
-    if (self->receive(buf, count, type, tag, request, MPI_STATUS_IGNORE, &rc)) return rc;
-  }
-  const Route r = route(buf, count, type, comm, source, false, kOverlapping, Timing::Timed);
-  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
-  if (!shared || !request) return host().Irecv(buf, count, type, source, tag, comm, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const int rc = host().Irecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source, tag,
-                              comm, request);
-  if (rc == MPI_SUCCESS)
-    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
-                                                         std::move(staging), false));
-  return rc;
+  return loom::ops::irecv(buf, count, type, source, tag, comm, request);
 }
 
 extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
                              MPI_Comm comm, MPI_Request* request) {
-  keep_device_memory_off_self_channel(buf, comm, source);
-  if (SelfChannel* self = self_source(comm, source); self && request) {
-    int rc = MPI_SUCCESS;
-    if (self->receive_init(buf, count, type, tag, request, &rc)) return rc;
-  }
-  const Route r = route(buf, count, type, comm, source, false, kOverlapping);
-  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
-  if (!shared || !request) return host().Recv_init(buf, count, type, source, tag, comm, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const int rc = host().Recv_init(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source,
-                                  tag, comm, request);
-  if (rc == MPI_SUCCESS)
-    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
-                                                         std::move(staging), true));
-  return rc;
+  return loom::ops::recv_init(buf, count, type, source, tag, comm, request);
 }
 
 extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                             int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                             int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  keep_device_memory_off_self_channel(sendbuf, comm, dest);
-  keep_device_memory_off_self_channel(recvbuf, comm, source);
-  if (self_channel(comm, dest) || self_source(comm, source)) {
-    // With oneself on either side: the receive, the send and their completion as separate
-    // calls, so that the channel serves the side that is this process.
-    MPI_Request requests[2];
-    int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &requests[0]);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &requests[1]);
-    if (rc != MPI_SUCCESS) {
-      MPI_Cancel(&requests[0]);
-      MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
-      return rc;
-    }
-    MPI_Status statuses[2];
-    rc = MPI_Waitall(2, requests, statuses);
-    if (status != MPI_STATUS_IGNORE) *status = statuses[0];
-    if (rc == MPI_ERR_IN_STATUS)
-      rc = statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR;
-    return rc;
-  }
-  const Route send = route(sendbuf, sendcount, sendtype, comm, dest, true, kOverlapping);
-  const Route recv = route(recvbuf, recvcount, recvtype, comm, source, false, kOverlapping);
-  if (!send && !recv)
-    return host().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                           recvtype, source, recvtag, comm, status);
-  StagingBuffer packed_send = send ? pack_to_staging(send, sendbuf, sendcount) : StagingBuffer();
-  StagingBuffer packed_recv(recv ? static_cast<size_t>(recv.bytes) : 0, recv.device);
-  StatusSlot slot(status);
-  const int rc = host().Sendrecv(
-      send ? packed_send.data() : sendbuf, send ? static_cast<int>(send.bytes) : sendcount,
-      send ? MPI_PACKED : sendtype, dest, sendtag, recv ? packed_recv.data() : recvbuf,
-      recv ? static_cast<int>(recv.bytes) : recvcount, recv ? MPI_PACKED : recvtype, source,
-      recvtag, comm, slot.get());
-  if (recv)
-    unpack_received(*recv.plan, packed_recv.data(), received_bytes(*slot.get(), rc), recvbuf,
-                    recvcount);
-  return rc;
+  return loom::ops::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                             recvtype, source, recvtag, comm, status);
 }
 
 extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  if (SelfChannel* self = self_channel(comm, dest)) self->demote();
-  if (SelfChannel* self = self_source(comm, source)) self->demote();
-  // One buffer and one type serve both directions; packing pays off if it does for the send.
-  const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
-  if (!r || source == MPI_PROC_NULL)
-    return host().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
-  StagingBuffer staging = pack_to_staging(r, buf, count);
-  StatusSlot slot(status);
-  const int rc = host().Sendrecv_replace(staging.data(), static_cast<int>(r.bytes), MPI_PACKED,
-                                         dest, sendtag, source, recvtag, comm, slot.get());
-  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
-  return rc;
+  return loom::ops::sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
+                                     status);
 }
 
-// Matched receives: the sender is known only from the message, so the model is asked
-// for the worst locality in the job.
 extern "C" int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
                          MPI_Status* status) {
-  const Route r = message && *message != MPI_MESSAGE_NO_PROC
-                      ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false, kBlocking)
-                      : Route{};
-  if (!r) return host().Mrecv(buf, count, type, message, status);
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  StatusSlot slot(status);
-  const int rc =
-      host().Mrecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, message, slot.get());
-  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
-  return rc;
+  return loom::ops::mrecv(buf, count, type, message, status);
 }
 
 extern "C" int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
                           MPI_Request* request) {
-  const Route r = message && *message != MPI_MESSAGE_NO_PROC
-                      ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false, kOverlapping)
-                      : Route{};
-  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
-  if (!shared || !request) return host().Imrecv(buf, count, type, message, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const int rc =
-      host().Imrecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, message, request);
-  if (rc == MPI_SUCCESS)
-    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
-                                                         std::move(staging), false));
-  return rc;
+  return loom::ops::imrecv(buf, count, type, message, request);
 }
 
-// Probes see the messages a process sent to itself that Loom holds; matched probes and
-// wildcard sources hand them to the host first (interpose/self_channel.hpp).
 extern "C" int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-  if (SelfChannel* self = self_source(comm, source); self && flag && self->probe(tag, status)) {
-    *flag = 1;
-    return MPI_SUCCESS;
-  }
-  return host().Iprobe(source, tag, comm, flag, status);
+  return loom::ops::iprobe(source, tag, comm, flag, status);
 }
 
 extern "C" int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  if (SelfChannel* self = self_source(comm, source); self && self->probe(tag, status))
-    return MPI_SUCCESS;
-  return host().Probe(source, tag, comm, status);
+  return loom::ops::probe(source, tag, comm, status);
 }
 
 extern "C" int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                            MPI_Status* status) {
-  if (SelfChannel* self = self_source(comm, source)) self->demote();
-  return host().Improbe(source, tag, comm, flag, message, status);
+  return loom::ops::improbe(source, tag, comm, flag, message, status);
 }
 
 extern "C" int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
                           MPI_Status* status) {
-  if (SelfChannel* self = self_source(comm, source)) self->demote();
-  return host().Mprobe(source, tag, comm, message, status);
+  return loom::ops::mprobe(source, tag, comm, message, status);
 }
 
 extern "C" int MPI_Cancel(MPI_Request* request) {
-  if (request) withdraw_self_receive(*request);
-  return host().Cancel(request);
+  return loom::ops::cancel(request);
 }

@@ -1,0 +1,374 @@
+#include "mpi/type_decode.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace loom::mpi {
+namespace {
+
+using types::Layout;
+using types::make_dense;
+using types::make_repeat;
+using types::make_sequence;
+using types::NodeRef;
+
+struct Unsupported {
+  std::string why;
+};
+
+MPI_Aint extent_of(MPI_Datatype t) {
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(t, &lb, &extent);
+  return extent;
+}
+
+// Pair types have a gap between their members, so they are not one dense run.
+template <typename First, typename Second>
+NodeRef pair_layout() {
+  struct Pair {
+    First a;
+    Second b;
+  };
+  return make_sequence({{0, make_dense(sizeof(First))},
+                        {static_cast<int64_t>(offsetof(Pair, b)), make_dense(sizeof(Second))}});
+}
+
+NodeRef named_layout_guess(MPI_Datatype t) {
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_size(t, &size);
+  PMPI_Type_get_extent(t, &lb, &extent);
+  if (lb == 0 && extent == size) return make_dense(size);
+  if (t == MPI_DOUBLE_INT) return pair_layout<double, int>();
+  if (t == MPI_LONG_INT) return pair_layout<long, int>();
+  if (t == MPI_SHORT_INT) return pair_layout<short, int>();
+  if (t == MPI_FLOAT_INT) return pair_layout<float, int>();
+  if (t == MPI_LONG_DOUBLE_INT) return pair_layout<long double, int>();
+  if (t == MPI_2INT) return pair_layout<int, int>();
+  return nullptr;
+}
+
+// Does the host pack `t` exactly as a byte copy of `layout`? Hosts may not: MPICH's
+// strided kernels copy long double with x87 loads and stores, which skip the 6 padding
+// bytes. The probe packs a small vector of `t` (so the host's strided path runs, not a
+// plain memcpy) into two differently pre-filled buffers, exposing skipped bytes.
+bool host_packs_as(MPI_Datatype t, const NodeRef& layout) {
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(t, &lb, &extent);
+  const int count = 2, blocklen = 2, stride = 3;
+  const types::Layout probe = {
+      {0, make_repeat(count, stride * extent, make_repeat(blocklen, extent, layout))}};
+  const types::Bounds b = types::bounds(probe);
+  const int size = static_cast<int>(types::packed_size(probe));
+  if (size == 0) return true;  // MPI_LB, MPI_UB: nothing to pack, nothing to disagree on
+  std::vector<char> src(static_cast<size_t>(b.hi)), expect;
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 37 + 11);
+  types::for_each_block(probe, [&](int64_t off, int64_t len) {
+    expect.insert(expect.end(), src.begin() + off, src.begin() + off + len);
+  });
+  MPI_Datatype vector;
+  if (PMPI_Type_vector(count, blocklen, stride, t, &vector) != MPI_SUCCESS) return false;
+  PMPI_Type_commit(&vector);
+  bool same = true;
+  for (char fill : {'\x00', '\xff'}) {
+    std::vector<char> out(static_cast<size_t>(size), fill);
+    int position = 0;
+    same = same &&
+           PMPI_Pack(src.data(), 1, vector, out.data(), size, &position, MPI_COMM_SELF) ==
+               MPI_SUCCESS &&
+           position == size && out == expect;
+  }
+  PMPI_Type_free(&vector);
+  return same;
+}
+
+NodeRef named_layout(MPI_Datatype t) {
+  static std::mutex mutex;
+  static std::map<MPI_Datatype, NodeRef> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(t); it != known.end()) {
+    if (!it->second) throw Unsupported{"the host packs this named type differently"};
+    return it->second;
+  }
+  NodeRef layout = named_layout_guess(t);
+  if (layout && !host_packs_as(t, layout)) layout = nullptr;
+  known[t] = layout;
+  if (!layout) throw Unsupported{"the host packs this named type differently"};
+  return layout;
+}
+
+// Owns the handles MPI_Type_get_contents returns; derived ones must be freed.
+struct Contents {
+  int combiner = 0;
+  std::vector<int> ints;
+  std::vector<MPI_Aint> addrs;
+  std::vector<MPI_Datatype> types;
+
+  explicit Contents(MPI_Datatype t) {
+    int ni = 0, na = 0, nt = 0;
+    PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
+    if (combiner == MPI_COMBINER_NAMED) return;
+    ints.resize(ni);
+    addrs.resize(na);
+    types.resize(nt);
+    if (PMPI_Type_get_contents(t, ni, na, nt, ints.data(), addrs.data(), types.data()) !=
+        MPI_SUCCESS)
+      throw Unsupported{"MPI_Type_get_contents failed"};
+  }
+  ~Contents() {
+    for (MPI_Datatype& child : types) {
+      int ni, na, nt, comb;
+      PMPI_Type_get_envelope(child, &ni, &na, &nt, &comb);
+      // Predefined handles, F90 parameterized types included, must not be freed.
+      if (comb != MPI_COMBINER_NAMED && comb != MPI_COMBINER_F90_REAL &&
+          comb != MPI_COMBINER_F90_COMPLEX && comb != MPI_COMBINER_F90_INTEGER)
+        PMPI_Type_free(&child);
+    }
+  }
+  Contents(const Contents&) = delete;
+  Contents& operator=(const Contents&) = delete;
+};
+
+NodeRef decode(MPI_Datatype t, int depth);
+
+bool is_named(MPI_Datatype t) {
+  int ni, na, nt, combiner;
+  PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
+  return combiner == MPI_COMBINER_NAMED;
+}
+
+// `count` copies of `child`, each `stride` bytes apart (the MPI "blocklength" pattern).
+NodeRef run_of(int64_t count, MPI_Datatype child_type, const NodeRef& child) {
+  return make_repeat(count, extent_of(child_type), child);
+}
+
+NodeRef decode_subarray(const Contents& c, const NodeRef& child) {
+  const int ndims = c.ints[0];
+  const int* sizes = &c.ints[1];
+  const int* subsizes = &c.ints[1 + ndims];
+  const int* starts = &c.ints[1 + 2 * ndims];
+  const int order = c.ints[1 + 3 * ndims];
+  const int64_t element = extent_of(c.types[0]);
+  // Strides of each dimension in bytes; dimension order per C or Fortran layout.
+  std::vector<int64_t> stride(ndims);
+  int64_t step = element;
+  for (int k = 0; k < ndims; ++k) {
+    const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
+    stride[d] = step;
+    step *= sizes[d];
+  }
+  NodeRef node = child;
+  int64_t disp = 0;
+  for (int k = 0; k < ndims; ++k) {
+    const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;  // innermost first
+    node = make_repeat(subsizes[d], stride[d], node);
+    disp += starts[d] * stride[d];
+  }
+  return make_sequence({{disp, node}});
+}
+
+// MPI_Type_create_darray: each dimension keeps the runs of indices this process owns
+// (one run for BLOCK, one per cycle for CYCLIC(k), all for NONE), in increasing order;
+// dimensions nest in array order. The process grid is row-major whatever the order.
+NodeRef decode_darray(const Contents& c, const NodeRef& child) {
+  const int rank = c.ints[1];
+  const int ndims = c.ints[2];
+  const int* gsizes = &c.ints[3];
+  const int* distribs = &c.ints[3 + ndims];
+  const int* dargs = &c.ints[3 + 2 * ndims];
+  const int* psizes = &c.ints[3 + 3 * ndims];
+  const int order = c.ints[3 + 4 * ndims];
+  std::vector<int> coord(ndims);
+  for (int d = ndims - 1, r = rank; d >= 0; --d) {
+    coord[d] = r % psizes[d];
+    r /= psizes[d];
+  }
+  std::vector<int64_t> stride(ndims);
+  int64_t step = extent_of(c.types[0]);
+  for (int k = 0; k < ndims; ++k) {
+    const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
+    stride[d] = step;
+    step *= gsizes[d];
+  }
+  NodeRef node = child;
+  for (int k = 0; k < ndims; ++k) {
+    const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;  // innermost first
+    const int64_t g = gsizes[d], p = psizes[d];
+    int64_t block = 0, cycle = 0;
+    switch (distribs[d]) {
+      case MPI_DISTRIBUTE_NONE:
+        block = g, cycle = g;
+        break;
+      case MPI_DISTRIBUTE_BLOCK:
+        block = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : dargs[d];
+        cycle = g;  // one block per process
+        break;
+      case MPI_DISTRIBUTE_CYCLIC:
+        block = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? 1 : dargs[d];
+        cycle = block * p;
+        break;
+      default:
+        throw Unsupported{"unknown darray distribution"};
+    }
+    std::vector<types::Placed> runs;
+    const int64_t first = distribs[d] == MPI_DISTRIBUTE_NONE ? 0 : coord[d] * block;
+    for (int64_t start = first; start < g; start += cycle) {
+      const int64_t len = std::min(block, g - start);
+      runs.push_back({start * stride[d], make_repeat(len, stride[d], node)});
+      if (distribs[d] != MPI_DISTRIBUTE_CYCLIC) break;
+    }
+    node = make_sequence(std::move(runs));
+  }
+  return node;
+}
+
+// The basic types met while decoding one type (per thread: decoding is reentrant only
+// across threads).
+thread_local std::vector<MPI_Datatype>* basic_types_seen = nullptr;
+
+bool is_pair_type(MPI_Datatype t) {
+  return t == MPI_DOUBLE_INT || t == MPI_LONG_INT || t == MPI_SHORT_INT || t == MPI_FLOAT_INT ||
+         t == MPI_LONG_DOUBLE_INT || t == MPI_2INT;
+}
+
+void note_basic_type(MPI_Datatype t) {
+  int size = 0;
+  PMPI_Type_size(t, &size);
+  if (!basic_types_seen || size == 0) return;  // MPI_LB/MPI_UB carry no data
+  for (MPI_Datatype seen : *basic_types_seen)
+    if (seen == t) return;
+  basic_types_seen->push_back(t);
+}
+
+NodeRef decode(MPI_Datatype t, int depth) {
+  if (depth > 64) throw Unsupported{"type nesting deeper than 64"};
+  Contents c(t);
+  if (c.combiner == MPI_COMBINER_NAMED) {
+    note_basic_type(t);
+    return named_layout(t);
+  }
+  auto child = [&](size_t i) { return decode(c.types[i], depth + 1); };
+  switch (c.combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED:  // same typemap; lb/extent come from the host
+      return child(0);
+    case MPI_COMBINER_CONTIGUOUS:
+      return run_of(c.ints[0], c.types[0], child(0));
+    case MPI_COMBINER_VECTOR: {
+      const NodeRef block = run_of(c.ints[1], c.types[0], child(0));
+      return make_repeat(c.ints[0], static_cast<int64_t>(c.ints[2]) * extent_of(c.types[0]), block);
+    }
+    case MPI_COMBINER_HVECTOR: {
+      const NodeRef block = run_of(c.ints[1], c.types[0], child(0));
+      return make_repeat(c.ints[0], c.addrs[0], block);
+    }
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED: {
+      const int count = c.ints[0];
+      const NodeRef element = child(0);
+      const int64_t extent = extent_of(c.types[0]);
+      std::vector<types::Placed> items;
+      items.reserve(count);
+      for (int i = 0; i < count; ++i) {
+        const int64_t disp = c.combiner == MPI_COMBINER_INDEXED
+                                 ? static_cast<int64_t>(c.ints[1 + count + i]) * extent
+                                 : static_cast<int64_t>(c.addrs[i]);
+        items.push_back({disp, make_repeat(c.ints[1 + i], extent, element)});
+      }
+      return make_sequence(std::move(items));
+    }
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK: {
+      const int count = c.ints[0];
+      const int64_t extent = extent_of(c.types[0]);
+      const NodeRef block = run_of(c.ints[1], c.types[0], child(0));
+      std::vector<types::Placed> items;
+      items.reserve(count);
+      for (int i = 0; i < count; ++i) {
+        const int64_t disp = c.combiner == MPI_COMBINER_INDEXED_BLOCK
+                                 ? static_cast<int64_t>(c.ints[2 + i]) * extent
+                                 : static_cast<int64_t>(c.addrs[i]);
+        items.push_back({disp, block});
+      }
+      return make_sequence(std::move(items));
+    }
+    case MPI_COMBINER_STRUCT: {
+      const int count = c.ints[0];
+      std::vector<types::Placed> items;
+      items.reserve(count);
+      for (int i = 0; i < count; ++i) {
+        // Open MPI 4.1 spaces count > 1 elements of such a struct by size instead of
+        // extent, and MPICH 4.0 crashes on it: Loom's bytes must be the host's.
+        int member_size = 0;
+        PMPI_Type_size(c.types[i], &member_size);
+        if (member_size == 0 && c.ints[1 + i] > 0 && !is_named(c.types[i]))
+          throw Unsupported{"struct with an empty derived member"};
+      }
+      for (int i = 0; i < count; ++i)
+        items.push_back(
+            {static_cast<int64_t>(c.addrs[i]), run_of(c.ints[1 + i], c.types[i], child(i))});
+      return make_sequence(std::move(items));
+    }
+    case MPI_COMBINER_SUBARRAY:
+      return decode_subarray(c, child(0));
+    case MPI_COMBINER_DARRAY:
+      return decode_darray(c, child(0));
+    default:
+      throw Unsupported{"combiner " + std::to_string(c.combiner) + " is not decoded by Loom"};
+  }
+}
+
+// Appends `t`'s constructor calls, down to named types, to `out`; false past 64 levels.
+bool append_signature(MPI_Datatype t, int depth, std::string* out) {
+  if (depth > 64) return false;
+  Contents c(t);
+  const auto append = [out](const void* data, size_t bytes) {
+    out->append(static_cast<const char*>(data), bytes);
+  };
+  append(&c.combiner, sizeof c.combiner);
+  if (c.combiner == MPI_COMBINER_NAMED) {
+    append(&t, sizeof t);  // predefined handles are fixed for the process's lifetime
+    return true;
+  }
+  const size_t counts[3] = {c.ints.size(), c.addrs.size(), c.types.size()};
+  append(counts, sizeof counts);
+  append(c.ints.data(), c.ints.size() * sizeof(int));
+  append(c.addrs.data(), c.addrs.size() * sizeof(MPI_Aint));
+  for (MPI_Datatype child : c.types)
+    if (!append_signature(child, depth + 1, out)) return false;
+  return true;
+}
+
+}  // namespace
+
+bool type_signature(MPI_Datatype type, std::string* out) {
+  out->clear();
+  try {
+    return append_signature(type, 0, out);
+  } catch (const Unsupported&) {
+    return false;
+  }
+}
+
+std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not,
+                                             bool* mixed_basic_types) {
+  std::vector<MPI_Datatype> seen;
+  basic_types_seen = &seen;
+  struct Reset {
+    ~Reset() { basic_types_seen = nullptr; }
+  } reset;
+  try {
+    types::Layout layout{{0, decode(type, 0)}};
+    if (mixed_basic_types)
+      *mixed_basic_types = seen.size() > 1 || (seen.size() == 1 && is_pair_type(seen[0]));
+    return layout;
+  } catch (const Unsupported& u) {
+    if (why_not) *why_not = u.why;
+    return std::nullopt;
+  }
+}
+
+}  // namespace loom::mpi

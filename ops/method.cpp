@@ -1,0 +1,308 @@
+#include "ops/method.hpp"
+
+#include <mpi.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "loom/loom.h"
+#include "runtime/runtime.hpp"
+
+namespace loom::ops {
+using namespace loom::runtime;  // NOLINT: the layers below
+using namespace loom::mpi;      // NOLINT: the layers below
+namespace {
+
+enum class Setting { Auto, Host, Pack };
+
+Setting read_setting() {
+  const char* text = std::getenv("LOOM_METHOD");
+  if (!text || !*text || !std::strcmp(text, "auto")) return Setting::Auto;
+  model::Method forced;
+  if (model::parse_method(text, &forced))
+    return forced == model::Method::Pack ? Setting::Pack : Setting::Host;
+  std::fprintf(stderr, "loom: LOOM_METHOD=%s is not one of auto, host, pack; using auto\n", text);
+  return Setting::Auto;
+}
+
+Setting setting() {
+  static const Setting s = read_setting();
+  return s;
+}
+
+std::atomic<int> pinned_method{-1};  // -1: not pinned, else a model::Method
+
+const char* env_dir(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+// Whether this process says what it noticed about the calibration: only when asked
+// (LOOM_VERBOSE, LOOM_DEBUG or LOOM_STATS), and then once per job, by world rank 0. The notes
+// never concern correctness, only speed, and output a job did not ask for breaks harnesses
+// that compare it.
+bool reports_calibration() {
+  if (!config().verbose && !config().stats) return false;
+  int initialized = 0, rank = 0;
+  PMPI_Initialized(&initialized);
+  if (initialized) PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank == 0;
+}
+
+model::Model load_model() {
+  const std::string path = calibration_path();
+  const bool say = reports_calibration();
+  struct stat info;
+  if (path.empty() || (::stat(path.c_str(), &info) != 0 && errno == ENOENT)) {
+    if (say)
+      std::fprintf(stderr,
+                   "loom: no calibration%s%s; using built-in defaults (run `loom-bench measure` "
+                   "to calibrate this machine)\n",
+                   path.empty() ? " (no LOOM_CACHE_DIR, XDG_CACHE_HOME or HOME)" : " at ",
+                   path.c_str());
+    return model::Model();
+  }
+  std::string why;
+  auto calibration = model::load_file(path, &why);
+  if (!calibration) {
+    if (say)
+      std::fprintf(stderr, "loom: ignoring calibration %s: %s; using built-in defaults\n",
+                   path.c_str(), why.c_str());
+    return model::Model();
+  }
+  // Measured under other transport settings (e.g. Open MPI with cross-memory attach, run
+  // without it), the timings are another machine's: the built-in rule is the safer guess.
+  if (const std::string settings = host_transport_settings();
+      calibration->host_settings && *calibration->host_settings != settings) {
+    if (say)
+      std::fprintf(stderr,
+                   "loom: ignoring calibration %s: it was measured with host settings '%s', this "
+                   "run has '%s'; using built-in defaults (run `loom-bench measure` with this "
+                   "run's settings to recalibrate)\n",
+                   path.c_str(), calibration->host_settings->c_str(), settings.c_str());
+    return model::Model();
+  }
+  const std::string running = host_mpi_version();
+  if (calibration->host_mpi != running && say)
+    std::fprintf(stderr,
+                 "loom: calibration %s was measured with %s, this is %s; using it anyway (run "
+                 "`loom-bench measure` to recalibrate)\n",
+                 path.c_str(), calibration->host_mpi.c_str(), running.c_str());
+  if (config().debug && say)
+    std::fprintf(stderr, "loom: method model from %s (%s, %s)\n", path.c_str(),
+                 calibration->host_mpi.c_str(), calibration->machine.c_str());
+  return model::Model(std::move(*calibration));
+}
+
+// The smallest message whose size has `bit_width` bits: a power of two, so the decision
+// for power-of-two sizes (the common case, and the calibration grid's points) is exact.
+double bucket_bytes(int bit_width) {
+  return bit_width == 0 ? 0.0 : std::ldexp(1.0, bit_width - 1);
+}
+
+}  // namespace
+
+const model::Model& method_model() {
+  static const model::Model loaded = load_model();
+  return loaded;
+}
+
+void preload_method_model() {
+  if (pinned_method.load(std::memory_order_relaxed) < 0 && setting() == Setting::Auto)
+    method_model();
+}
+
+void pin_method(std::optional<model::Method> method) {
+  pinned_method.store(method ? static_cast<int>(*method) : -1, std::memory_order_relaxed);
+}
+
+model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                            model::Traffic traffic) {
+  if (const int pinned = pinned_method.load(std::memory_order_relaxed); pinned >= 0)
+    return static_cast<model::Method>(pinned);
+  switch (setting()) {
+    case Setting::Host:
+      return model::Method::Host;
+    case Setting::Pack:
+      return model::Method::Pack;
+    case Setting::Auto:
+      break;
+  }
+  if (message_bytes <= 0) return model::Method::Host;
+  const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));  // 1..63
+  std::atomic<uint8_t>& slot =
+      type.decisions[static_cast<int>(traffic)][static_cast<int>(where)][bucket];
+  const uint8_t cached = slot.load(std::memory_order_relaxed);
+  if (cached) return static_cast<model::Method>(cached - 1);
+  // Racing threads compute the same answer, so a plain store suffices.
+  const model::Model& model = method_model();
+  const double bytes = bucket_bytes(bucket);
+  const model::Method chosen = model.choose(where, type.shape, bytes, traffic);
+  slot.store(static_cast<uint8_t>(1 + static_cast<int>(chosen)), std::memory_order_relaxed);
+  if (config().debug)
+    std::fprintf(
+        stderr,
+        "[loom] pid %d model: %s, %s, %.0f+ bytes, block %.1f B, spread %.1f%s: host "
+        "%.1f us, pack %.1f us -> %s\n",
+        static_cast<int>(getpid()), traffic == model::Traffic::OneWay ? "one-way" : "exchange",
+        model::locality_name(where), bytes, type.shape.mean_block, type.shape.spread,
+        type.shape.nested ? ", nested" : "",
+        model.host_seconds(where, type.shape, bytes, traffic) * 1e6,
+        model.pack_seconds(where, type.shape, bytes, traffic) * 1e6, model::method_name(chosen));
+  return chosen;
+}
+
+namespace {
+
+int trial_key(model::Traffic traffic, model::Locality where, Side side, int bucket) {
+  return ((static_cast<int>(traffic) * 2 + static_cast<int>(side)) * model::kLocalities +
+          static_cast<int>(where)) *
+             64 +
+         bucket;
+}
+
+// After a record: once `trial` has its verdict, the kind settles on it (interpose/datatype.hpp)
+// and the verdict is counted. Called under the type's trial_mutex.
+void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
+                       model::Locality where, Side side, const model::MethodTrial& trial) {
+  const auto decided = trial.decided();
+  if (!decided) return;
+  type.settled[static_cast<int>(traffic)][static_cast<int>(where)][static_cast<int>(side)][bucket]
+      .store(static_cast<uint8_t>(1 + static_cast<int>(*decided)), std::memory_order_relaxed);
+  const bool kept = *decided == trial.prior();
+  count(kept ? Counter::TrialsKept : Counter::TrialsSwitched);
+  if (config().debug)
+    std::fprintf(stderr, "[loom] pid %d trial: %s%s, %s, %lld+ bytes: %s -> %s %s\n",
+                 static_cast<int>(getpid()), traffic == model::Traffic::Exchange ? "exchange " : "",
+                 side == Side::Send ? "send" : "receive", model::locality_name(where),
+                 1LL << (bucket - 1), trial.describe().c_str(), kept ? "kept" : "switched to",
+                 model::method_name(*decided));
+}
+
+}  // namespace
+
+OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                           model::Traffic traffic, Side side, bool timed) {
+  const bool online =
+      config().online && message_bytes > 0 && pinned_method.load(std::memory_order_relaxed) < 0;
+  const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
+  // Settled kinds first: trials run only under LOOM_METHOD=auto, so a settled slot implies it.
+  auto& settled = type.settled[static_cast<int>(traffic)][static_cast<int>(where)];
+  uint8_t received = 0;
+  if (online) {
+    // A process that also receives this kind sends it as its receives settled: a receive's
+    // time spans the peer's send, the transfer and the unpacking, a packed send's only the
+    // first two (MPICH 4.0, a Fortran grid face at 4 MiB: the sender saw packing 5% ahead,
+    // its receiver saw it 50% behind).
+    received = settled[static_cast<int>(Side::Receive)][bucket].load(std::memory_order_relaxed);
+    const uint8_t mine = settled[static_cast<int>(side)][bucket].load(std::memory_order_relaxed);
+    if (mine)
+      return {static_cast<model::Method>((side == Side::Send && received ? received : mine) - 1),
+              -1};
+    if (side == Side::Send && received && !timed)
+      return {static_cast<model::Method>(received - 1), -1};
+  }
+  const model::Method prior = choose_method(type, message_bytes, where, traffic);
+  if (!online || !timed || setting() != Setting::Auto) return {prior, -1};
+  std::lock_guard<std::mutex> lock(type.trial_mutex);
+  model::MethodTrial& trial =
+      type.trials.try_emplace(trial_key(traffic, where, side, bucket), prior).first->second;
+  model::MethodTrial::Ticket ticket;
+  // Exchange messages, and blocking receives, are timed by the interval to the kind's next
+  // post, recorded here (MethodTrial::next_at). A blocking receive's own duration leaves out
+  // the process's send, so the two ranks of a ping-pong timed different parts of one round
+  // trip and could settle differently, each keeping the mix the other had measured as slowest
+  // (MPICH, subarray_face at 16 MiB: 0.79x). Timed from post to post, both time the whole
+  // round trip. A blocking send keeps its call's duration, and follows the receives' verdict.
+  const bool by_interval = traffic == model::Traffic::Exchange || side == Side::Receive;
+  if (by_interval) {
+    const bool was_decided = trial.decided().has_value();
+    ticket = trial.next_at(
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
+    if (!was_decided) settle_if_decided(type, bucket, traffic, where, side, trial);
+  } else {
+    ticket = trial.next();
+  }
+  // A sample timed by interval was recorded above: nothing for the caller to report.
+  const int report_slot = by_interval ? -1 : ticket.slot;
+  if (ticket.slot >= 0 && !ticket.as_is) return {ticket.method, report_slot};
+  // Outside its schedule, and in the slots that try the kind as it runs, a send follows this
+  // process's receives of the kind, settled or not. Its own schedule still runs to the end: the
+  // peer's receive trial is timing those sends, and a ping-pong's responder settles its
+  // receives one message before its last scheduled send (MPICH, vec_b64 at 4 MiB: the
+  // initiator's last host sample met a packed reply, and it kept the host's engine against 3x
+  // faster packing).
+  // In those slots it follows the method their round defends, as the peer's receive trial
+  // expects of the kind as it runs.
+  if (side == Side::Send) {
+    const auto receiving = type.trials.find(trial_key(traffic, where, Side::Receive, bucket));
+    const bool has_receiving = receiving != type.trials.end();
+    if (ticket.slot >= 0) {
+      if (has_receiving) ticket.method = receiving->second.defended();
+      return {ticket.method, report_slot};
+    }
+    if (received)
+      ticket.method = static_cast<model::Method>(received - 1);
+    else if (has_receiving)
+      ticket.method = receiving->second.current();
+  }
+  if (ticket.slot >= 0) return {ticket.method, report_slot};
+  // Every message issued, a record still out (another thread's): leave the locked path; the
+  // record's verdict, if any, overwrites the slot.
+  if (!trial.scheduling() && !trial.decided())
+    settled[static_cast<int>(side)][bucket].store(
+        static_cast<uint8_t>(1 + static_cast<int>(trial.current())), std::memory_order_relaxed);
+  return {ticket.method, -1};
+}
+
+void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where,
+                  model::Traffic traffic, Side side, model::MethodTrial::Ticket ticket,
+                  double seconds) {
+  const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
+  std::lock_guard<std::mutex> lock(type.trial_mutex);
+  const auto found = type.trials.find(trial_key(traffic, where, side, bucket));
+  if (found == type.trials.end() || found->second.decided()) return;
+  found->second.record(ticket, seconds);
+  settle_if_decided(type, bucket, traffic, where, side, found->second);
+}
+
+std::string calibration_path() {
+  std::string dir;
+  if (const char* cache = env_dir("LOOM_CACHE_DIR"))
+    dir = cache;
+  else if (const char* xdg = env_dir("XDG_CACHE_HOME"); xdg && xdg[0] == '/')
+    dir = std::string(xdg) + "/loom";  // the XDG spec ignores relative paths
+  else if (const char* home = env_dir("HOME"))
+    dir = std::string(home) + "/.cache/loom";
+  else
+    return {};
+  return dir + "/calibration-" + host_mpi_family() + ".json";
+}
+
+int method_for(MPI_Datatype type, int count, int peer_same_node) {
+  // The same conditions as the point-to-point layer: a non-dense plan and a packed size
+  // that fits an int count.
+  const mpi::TypePlan* plan = mpi::find_plan(type);
+  if (!plan || plan->plan.dense() || count <= 0) return LOOM_METHOD_HOST;
+  const int64_t bytes = static_cast<int64_t>(count) * plan->plan.size();
+  if (bytes <= 0 || bytes > INT_MAX) return LOOM_METHOD_HOST;
+  const auto where = peer_same_node ? model::Locality::SameNode : model::Locality::OtherNode;
+  return choose_method(*plan, bytes, where, model::Traffic::OneWay) == model::Method::Pack
+             ? LOOM_METHOD_PACK
+             : LOOM_METHOD_HOST;
+}
+
+}  // namespace loom::ops

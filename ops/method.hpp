@@ -1,0 +1,66 @@
+// Per-message method choice for derived-type communication: host-native or
+// pack-then-send. Decisions are cached in the type's plan per traffic, locality and
+// message-size bucket, so after the first message of a kind a decision is one relaxed load.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "model/model.hpp"
+#include "mpi/host_identity.hpp"
+#include "mpi/type_registry.hpp"
+
+namespace loom::ops {
+
+// LOOM_METHOD=host|pack forces a method; auto (the default) asks the model, which is
+// loaded from calibration_path() on first use. In auto mode an empty message goes to the
+// host (there is nothing to pack). The model decides each bucket of message sizes
+// (bytes of the same bit width) once, at the bucket's smallest size (a power of two), so
+// the decision does not depend on which size of the bucket came first.
+model::Method choose_method(const mpi::TypePlan& type, int64_t message_bytes, model::Locality where,
+                            model::Traffic traffic);
+
+// Messages are also timed: blocking sends (MPI_Send, MPI_Ssend) from call to return,
+// blocking receives (MPI_Recv) and exchange messages (MPI_Isend, MPI_Issend, MPI_Irecv) by
+// the interval from their post to the kind's next post (MethodTrial::next_at). With the model in
+// charge (LOOM_METHOD=auto, nothing pinned) and LOOM_ONLINE not 0, the first messages of each kind
+// (datatype, traffic, side, locality, size bucket) try both methods (model/trial.hpp) and
+// the kind then settles on the faster, which is the model's choice unless the other method
+// was consistently faster. Outside their own schedule, sends of a kind the process also
+// receives follow the receives' decision. `trial_slot` >= 0: this blocking send's
+// duration must go to report_trial (messages timed by interval are timed here). An untimed call
+// (`timed` false: a buffered or ready send, a matched receive, a persistent or send-receive
+// call) takes the settled method, or the model's while the kind is still being tried.
+enum class Side : uint8_t { Send, Receive };
+struct OnlineChoice {
+  model::Method method;
+  int trial_slot;  // >= 0: this message's place in the kind's trial, to report
+};
+OnlineChoice choose_online(const mpi::TypePlan& type, int64_t message_bytes, model::Locality where,
+                           model::Traffic traffic, Side side, bool timed);
+void report_trial(const mpi::TypePlan& type, int64_t message_bytes, model::Locality where,
+                  model::Traffic traffic, Side side, model::MethodTrial::Ticket ticket,
+                  double seconds);
+
+// Pins every choice of this process to `method` (nullopt: back to LOOM_METHOD and the
+// model). `loom-bench measure` times Loom's own pack path with it; it takes precedence
+// over LOOM_METHOD.
+void pin_method(std::optional<model::Method> method);
+
+// The model in use: calibrated from calibration_path(), or the built-in rule when that
+// file is missing or invalid (said once per job under LOOM_VERBOSE). Loaded on first call;
+// thread-safe.
+const model::Model& method_model();
+// Loads the model now when the choice is left to it. MPI_Init calls this, so that reading
+// the calibration (1.3-1.5 ms for a 108 KB file here) is not paid inside the first message.
+void preload_method_model();
+
+// loom_method_for (loom.h): the method a blocking send of `count` elements of `type` would take.
+int method_for(MPI_Datatype type, int count, int peer_same_node);
+
+// $LOOM_CACHE_DIR/calibration-<family>.json; the directory defaults to
+// $XDG_CACHE_HOME/loom, else $HOME/.cache/loom. Empty when none of them is set.
+std::string calibration_path();
+
+}  // namespace loom::ops

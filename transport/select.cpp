@@ -1,0 +1,63 @@
+#include "transport/select.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "exec/device_memory.hpp"
+#include "mpi/locality.hpp"
+
+namespace loom::transport {
+using namespace loom::exec;  // NOLINT: the layers below
+using namespace loom::mpi;   // NOLINT: the layers below
+namespace {
+
+// Whether the same-node window may carry a neighbourhood all-to-all on `comm`. Every rank
+// must decide alike. On a distributed graph the m-th block a rank sends to a peer is the
+// m-th that peer receives from it, as the hosts match them. A Cartesian dimension of size
+// 1 or 2 that is periodic names one neighbour twice, and which of the two blocks then
+// pairs with which is the host's own convention: those, and general graphs (whose
+// repeated edges are a rank's own business), keep the host's exchange.
+bool window_fits_topology(MPI_Comm comm) {
+  int topology = MPI_UNDEFINED;
+  PMPI_Topo_test(comm, &topology);
+  if (topology == MPI_DIST_GRAPH) return true;
+  if (topology != MPI_CART) return false;
+  int ndims = 0;
+  PMPI_Cartdim_get(comm, &ndims);
+  std::vector<int> dims(static_cast<size_t>(std::max(ndims, 1))), periods(dims.size()),
+      coords(dims.size());
+  PMPI_Cart_get(comm, ndims, dims.data(), periods.data(), coords.data());
+  for (int d = 0; d < ndims; ++d)
+    if (periods[static_cast<size_t>(d)] && dims[static_cast<size_t>(d)] <= 2) return false;
+  return true;
+}
+
+}  // namespace
+
+SelfChannel* self_for_send(MPI_Comm comm, int dest, const void* buf) {
+  SelfChannel* self = self_channel(comm, dest);
+  if (self && exec::device_memory(buf)) {
+    self->demote();
+    return nullptr;
+  }
+  return self;
+}
+
+SelfChannel* self_for_receive(MPI_Comm comm, int source, const void* buf) {
+  if (source == MPI_ANY_SOURCE) {
+    demote_self_channel(comm);
+    return nullptr;
+  }
+  return self_for_send(comm, source, buf);
+}
+
+model::Locality host_locality(MPI_Comm comm, int peer) {
+  return mpi::locality(comm, peer);
+}
+
+SharedExchange* neighbourhood_window(MPI_Comm comm) {
+  if (!window_fits_topology(comm)) return nullptr;
+  return shared_exchange(comm);
+}
+
+}  // namespace loom::transport

@@ -1,0 +1,75 @@
+// Same-node transport for the blocking neighbourhood all-to-all collectives: each rank
+// packs its outgoing blocks straight into its segment of one MPI shared-memory window
+// per communicator (MPI_Win_allocate_shared), and each receiver unpacks straight from
+// the sender's segment. The host's transfer (two copies through its own shared memory)
+// disappears; what is left is one pack, one unpack and one MPI_Allreduce per call.
+// See docs/collectives.md ("Same-node transport").
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace loom::transport {
+
+class SharedExchange;
+
+// The exchange of `comm`, created collectively on its first use; null when `comm` cannot
+// have one: ranks on more than one node (LOOM_RANKS_PER_NODE counts),
+// LOOM_SHARED_COLLECTIVES=0, an intercommunicator, or a window the host would not create.
+// Every rank of `comm` gets the same answer, so all of them take the same path.
+SharedExchange* shared_exchange(MPI_Comm comm);
+
+// Frees every window still held, in the order they were created (the same on every rank):
+// called from MPI_Finalize, before the host finalizes.
+void release_shared_exchanges();
+
+class SharedExchange {
+ public:
+  // Writes this rank's outgoing blocks back to back into `data` (block k at the sum of
+  // the sizes before it); returns an MPI error code.
+  using Fill = std::function<int(char* data)>;
+  // Consumes what the sender of receive block `block` sent for it: `bytes` at `data`.
+  using Drain = std::function<int(int block, const char* data, int64_t bytes)>;
+
+  // exchange() returns this when the window could not grow (the host refused on some
+  // rank, and so every rank gets it): nothing was exchanged, the host must run the call.
+  static constexpr int kNotExchanged = -1;
+
+  // One collective exchange. `destinations[k]` (a rank of the communicator, or
+  // MPI_PROC_NULL) gets outgoing block k of `bytes[k]` bytes; receive block j comes from
+  // `sources[j]`. As the host does, the m-th block a rank sends to a peer is the m-th block
+  // that peer receives from it. Blocks from MPI_PROC_NULL are not drained.
+  int exchange(const std::vector<int>& destinations, const std::vector<int64_t>& bytes,
+               const Fill& fill, const std::vector<int>& sources, const Drain& drain);
+
+  SharedExchange(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
+  ~SharedExchange();
+  SharedExchange(const SharedExchange&) = delete;
+  SharedExchange& operator=(const SharedExchange&) = delete;
+
+  bool allocate(int64_t half_bytes);  // collective; false when the host refused
+  MPI_Comm communicator() const { return comm_; }
+  bool usable() const { return window_ != MPI_WIN_NULL; }
+
+  // Whether some rank's neighbour lists name one peer twice: -1 until a caller that needs
+  // to know decides it (collectively, once: a communicator's topology never changes).
+  int repeated_neighbours = -1;
+
+ private:
+  void free_window();  // collective
+  int write(const std::vector<int>& destinations, const std::vector<int64_t>& bytes,
+            const Fill& fill, int half);
+
+  MPI_Comm comm_;
+  int rank_, size_;
+  MPI_Win window_ = MPI_WIN_NULL;
+  std::vector<char*> segments_;      // each rank's segment, mapped into this process
+  std::vector<int64_t> half_bytes_;  // each rank's segment is two halves of this many bytes
+  uint64_t calls_ = 0;               // the half a call writes alternates, so that one
+                                     // synchronisation per call suffices
+};
+
+}  // namespace loom::transport

@@ -1,0 +1,189 @@
+#include "transport/staging.hpp"
+
+#include "exec/device_memory.hpp"
+#include "mpi/type_registry.hpp"
+#include "ops/method.hpp"
+#include "runtime/runtime.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <utility>
+#include <vector>
+
+namespace loom::transport {
+using namespace loom::runtime;  // NOLINT: the layers below
+using namespace loom::exec;     // NOLINT: the layers below
+using namespace loom::mpi;      // NOLINT: the layers below
+namespace {
+
+constexpr int kMinClass = 12;  // 4 KiB
+constexpr int kMaxClass = 30;  // 1 GiB; larger buffers are not kept
+constexpr size_t kMaxCachedBytes = size_t{512} << 20;
+
+// Buffers by size class. The device pool's buffers stay pinned while cached.
+class Pool {
+ public:
+  explicit Pool(bool device_visible) : device_visible_(device_visible) {}
+
+  char* take(int size_class) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& list = free_[size_class - kMinClass];
+      if (!list.empty()) {
+        char* p = list.back();
+        list.pop_back();
+        cached_bytes_ -= size_t{1} << size_class;
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(64, size_t{1} << size_class);
+    if (!p) throw std::bad_alloc();
+    if (device_visible_) pin_for_device(p, size_t{1} << size_class);
+    return static_cast<char*>(p);
+  }
+
+  void give(char* p, int size_class) {
+    const size_t bytes = size_t{1} << size_class;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (cached_bytes_ + bytes <= kMaxCachedBytes) {
+        free_[size_class - kMinClass].push_back(p);
+        cached_bytes_ += bytes;
+        return;
+      }
+    }
+    discard(p);
+  }
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& list : free_) {
+      for (char* p : list) discard(p);
+      list.clear();
+    }
+    cached_bytes_ = 0;
+  }
+
+ private:
+  void discard(char* p) {
+    if (device_visible_) unpin_for_device(p);
+    std::free(p);
+  }
+
+  const bool device_visible_;
+  std::mutex mutex_;
+  std::vector<char*> free_[kMaxClass - kMinClass + 1];
+  size_t cached_bytes_ = 0;
+};
+
+// Both outlive user static destructors that may still send.
+Pool& pool() {
+  static auto* p = new Pool(false);
+  return *p;
+}
+Pool& device_pool() {
+  static auto* p = new Pool(true);
+  return *p;
+}
+
+}  // namespace
+
+StagingBuffer::StagingBuffer(size_t bytes, bool device_visible)
+    : size_(bytes), device_visible_(device_visible) {
+  if (bytes == 0) return;
+  const int size_class = std::max(kMinClass, static_cast<int>(std::bit_width(bytes - 1)));
+  if (size_class > kMaxClass) {
+    data_ = static_cast<char*>(std::malloc(bytes));
+    if (!data_) throw std::bad_alloc();
+    if (device_visible_) pin_for_device(data_, bytes);
+    return;
+  }
+  size_class_ = size_class;
+  data_ = (device_visible_ ? device_pool() : pool()).take(size_class);
+}
+
+StagingBuffer::~StagingBuffer() {
+  release();
+}
+
+StagingBuffer::StagingBuffer(StagingBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      size_class_(std::exchange(other.size_class_, -1)),
+      device_visible_(std::exchange(other.device_visible_, false)) {}
+
+StagingBuffer& StagingBuffer::operator=(StagingBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    size_class_ = std::exchange(other.size_class_, -1);
+    device_visible_ = std::exchange(other.device_visible_, false);
+  }
+  return *this;
+}
+
+void StagingBuffer::release() {
+  if (!data_) return;
+  if (size_class_ >= 0) {
+    (device_visible_ ? device_pool() : pool()).give(data_, size_class_);
+  } else {
+    if (device_visible_) unpin_for_device(data_);
+    std::free(data_);
+  }
+  data_ = nullptr;
+}
+
+void release_staging_pool() {
+  pool().clear();
+  device_pool().clear();
+}
+
+void unpack_received(const TypePlan& type, const char* staged, int64_t received, void* buf,
+                     int count, bool as_receive) {
+  const int64_t size = type.plan.size();
+  if (size <= 0 || received <= 0) return;
+  const int64_t whole = std::min<int64_t>(received / size, count);
+  const bool device = device_memory(buf);
+  KernelTimer timer(Counter::UnpackNanoseconds);
+  if (device)
+    unpack_between(type.plan, staged, whole, buf);
+  else
+    type.plan.unpack(staged, whole, buf);
+  const int64_t rest = std::min(received - whole * size, size);
+  if (whole < count && rest > 0) {
+    char* element = static_cast<char*>(buf) + whole * type.plan.extent();
+    std::vector<char> merged(static_cast<size_t>(size));
+    if (device) {
+      pack_between(type.plan, element, 1, merged.data());
+      std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
+      unpack_between(type.plan, merged.data(), 1, element);
+    } else {
+      type.plan.pack(element, 1, merged.data());
+      std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
+      type.plan.unpack(merged.data(), 1, element);
+    }
+  }
+  if (as_receive)
+    count_call(Counter::RecvUnpacked, Counter::RecvUnpackedBytes, static_cast<uint64_t>(received));
+}
+
+int64_t received_bytes(const MPI_Status& status, int error) {
+  if (error != MPI_SUCCESS) {
+    int error_class = MPI_ERR_OTHER;
+    PMPI_Error_class(error, &error_class);
+    if (error_class != MPI_ERR_TRUNCATE || host_is_mpich()) return 0;
+  }
+  int cancelled = 0;
+  PMPI_Test_cancelled(&status, &cancelled);
+  if (cancelled) return 0;
+  MPI_Count bytes = 0;
+  PMPI_Get_elements_x(&status, MPI_BYTE, &bytes);
+  return bytes == MPI_UNDEFINED ? 0 : static_cast<int64_t>(bytes);
+}
+
+}  // namespace loom::transport

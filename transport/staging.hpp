@@ -1,0 +1,66 @@
+// Staging buffers for pack-then-send. Large allocations are mmap-backed and page-faulted
+// on first touch, which would cost more than the pack itself; buffers are therefore
+// kept in a process-wide pool by power-of-two size class and reused.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "mpi/requests.hpp"
+
+namespace loom::mpi {
+struct TypePlan;
+}
+
+namespace loom::transport {
+
+class StagingBuffer {
+ public:
+  StagingBuffer() = default;
+  // `device_visible`: staging for a device buffer, pinned so that the device executor packs
+  // straight into it and unpacks straight from it (interpose/device_memory.hpp).
+  explicit StagingBuffer(size_t bytes, bool device_visible = false);
+  ~StagingBuffer();
+  StagingBuffer(StagingBuffer&& other) noexcept;
+  StagingBuffer& operator=(StagingBuffer&& other) noexcept;
+  StagingBuffer(const StagingBuffer&) = delete;
+  StagingBuffer& operator=(const StagingBuffer&) = delete;
+
+  char* data() const { return data_; }
+  size_t size() const { return size_; }  // what was asked for
+
+ private:
+  void release();
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  int size_class_ = -1;
+  bool device_visible_ = false;
+};
+
+void release_staging_pool();  // at MPI_Finalize
+
+// A request's staging buffer, which must live until the host is done with it.
+class HeldStaging final : public mpi::PendingOp {
+ public:
+  explicit HeldStaging(StagingBuffer staging) : staging_(std::move(staging)) {}
+  int on_complete(MPI_Status*) override { return MPI_SUCCESS; }
+
+ private:
+  StagingBuffer staging_;
+};
+
+// Unpacks the `received` bytes of a staged message into `count` elements at `buf`. A
+// message may end inside an element (a shorter send of another type, or a truncated
+// one): the partial element's received bytes are written and its other bytes kept.
+// `as_receive`: counted in LOOM_STATS as a receive Loom unpacked (a message to oneself that
+// Loom delivers is counted as such instead).
+void unpack_received(const mpi::TypePlan& type, const char* staged, int64_t received, void* buf,
+                     int count, bool as_receive = true);
+// The bytes a completed receive delivered into staging, given its error code. After
+// MPI_ERR_TRUNCATE Open MPI delivers the bytes that fit (the status says how many), so
+// Loom unpacks them as the host would have; MPICH 4.0 delivers nothing to a derived
+// receive and its status count is then undefined, so Loom unpacks nothing either.
+int64_t received_bytes(const MPI_Status& status, int error);
+
+}  // namespace loom::transport
