@@ -25,9 +25,9 @@
 #include "bench/p2p_common.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
+#include "ops/method.hpp"
 #include "loom/loom.h"
 #include "model/trial.hpp"
-#include "ops/method.hpp"
 
 namespace loom::bench {
 
@@ -69,61 +69,57 @@ void print_help(FILE* out) {
       "  --help             this text\n");
 }
 
+// --n: a list of whole numbers in [1, 1024].
+bool parse_ns(const char* text, std::vector<int64_t>* ns) {
+  ns->clear();
+  for (const auto& item : split_commas(text)) {
+    int n = 0;
+    if (!parse_positive(item.c_str(), &n) || n > 1024) return false;
+    ns->push_back(n);
+  }
+  return !ns->empty();
+}
+
+// Takes one of halo's own options; `v` is its value, null when missing (already said).
+OptionParse parse_halo_option(const std::string& arg, const char* v, Options* opt, bool* n_given) {
+  auto bad = [](const char* name) {
+    bad_option_value(kTool, name);
+    return OptionParse::Bad;
+  };
+  if (arg == "--n") {
+    if (!v) return OptionParse::Bad;
+    if (!parse_ns(v, &opt->ns)) return bad("--n");
+    *n_given = true;
+  } else if (arg == "--radius") {
+    if (!v || !parse_positive(v, &opt->radius)) return bad("--radius");
+  } else if (arg == "--fields") {
+    if (!v || !parse_positive(v, &opt->fields) || opt->fields > 64) return bad("--fields");
+  } else if (arg == "--layout") {
+    if (!v) return OptionParse::Bad;
+    if (std::strcmp(v, "soa") && std::strcmp(v, "aos")) return bad("--layout (soa or aos)");
+    opt->interleaved = !std::strcmp(v, "aos");
+  } else {  // --variants
+    if (!v) return OptionParse::Bad;
+    opt->variants = split_commas(v);
+    for (const auto& name : opt->variants)
+      if (name != "isend" && name != "alltoallw") return bad("--variants (isend, alltoallw)");
+    if (opt->variants.empty()) return bad("--variants");
+  }
+  return OptionParse::Taken;
+}
+
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* opt) {
   bool n_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](const char* name) { return option_value(argc, argv, &i, kTool, name); };
-    auto bad = [](const char* name) { return bad_option_value(kTool, name); };
-    if (const OptionParse taken = parse_sampling_option(argc, argv, &i, kTool, opt);
-        taken != OptionParse::NotMine) {
-      if (taken == OptionParse::Bad) return 2;
-      continue;
-    }
-    if (arg == "--help" || arg == "-h") {
-      print_help(stdout);
-      return 0;
-    } else if (arg == "--n") {
-      const char* v = value("--n");
-      if (!v) return 2;
-      opt->ns.clear();
-      for (const auto& item : split_commas(v)) {
-        int n = 0;
-        if (!parse_positive(item.c_str(), &n) || n > 1024) return bad("--n");
-        opt->ns.push_back(n);
-      }
-      if (opt->ns.empty()) return bad("--n");
-      n_given = true;
-    } else if (arg == "--radius") {
-      const char* v = value("--radius");
-      if (!v || !parse_positive(v, &opt->radius)) return bad("--radius");
-    } else if (arg == "--fields") {
-      const char* v = value("--fields");
-      if (!v || !parse_positive(v, &opt->fields) || opt->fields > 64) return bad("--fields");
-    } else if (arg == "--layout") {
-      const char* v = value("--layout");
-      if (!v) return 2;
-      if (!std::strcmp(v, "soa")) {
-        opt->interleaved = false;
-      } else if (!std::strcmp(v, "aos")) {
-        opt->interleaved = true;
-      } else {
-        return bad("--layout (soa or aos)");
-      }
-    } else if (arg == "--variants") {
-      const char* v = value("--variants");
-      if (!v) return 2;
-      opt->variants = split_commas(v);
-      for (const auto& name : opt->variants)
-        if (name != "isend" && name != "alltoallw") return bad("--variants (isend, alltoallw)");
-      if (opt->variants.empty()) return bad("--variants");
-    } else {
-      std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, arg.c_str());
-      print_help(stderr);
-      return 2;
-    }
-  }
+  const int parsed = parse_subcommand_options(
+      argc, argv, kTool, opt, print_help, [&](const std::string& arg, int* i) {
+        if (arg != "--n" && arg != "--radius" && arg != "--fields" && arg != "--layout" &&
+            arg != "--variants")
+          return OptionParse::NotMine;
+        return parse_halo_option(arg, option_value(argc, argv, i, kTool, arg.c_str()), opt,
+                                 &n_given);
+      });
+  if (parsed >= 0) return parsed;
   if (opt->quick && !n_given) opt->ns = {16};
   opt->finish(0.05);
   for (int64_t n : opt->ns)
@@ -364,44 +360,29 @@ Exchange make_exchange(Variant variant, const Grid& g, Domain& d, const HaloType
   return x;
 }
 
-constexpr int kMessageChars = 240;
-
 // Resets the domain, runs one exchange on `p` and checks every cell on every rank. Returns "" on
 // success, else (on rank 0) the failing ranks' descriptions.
 std::string verify(const Path& p, Exchange& x, int rank, int ranks) {
   reset_domain(*x.grid, *x.domain);
   x.run(p);
-  char message[kMessageChars] = {};
   const std::string local = check_domain(*x.grid, *x.domain);
-  if (!local.empty())
-    std::snprintf(message, sizeof message, "rank %d, %s path: %s", rank, p.name, local.c_str());
-  std::vector<char> all(rank == 0 ? static_cast<size_t>(ranks) * kMessageChars : 1);
-  PMPI_Gather(message, kMessageChars, MPI_CHAR, all.data(), kMessageChars, MPI_CHAR, 0,
-              MPI_COMM_WORLD);
-  std::string result;
-  if (rank == 0)
-    for (int r = 0; r < ranks; ++r) {
-      const char* m = all.data() + static_cast<size_t>(r) * kMessageChars;
-      if (*m) result += (result.empty() ? "" : "; ") + std::string(m, strnlen(m, kMessageChars));
-    }
-  return result;
+  return p2p::gather_rank_messages(
+      local.empty() ? "" : format("rank %d, %s path: %s", rank, p.name, local.c_str()), rank,
+      ranks);
 }
 
 // ---------------------------------------------------------------------------------------------
 // One case.
 
-struct CaseResult {
+struct CaseResult : p2p::PathTimes {  // seconds per exchange, slowest rank
   std::string variant;
   int n = 0;
   int64_t bytes_per_exchange = 0;
   int64_t domain_bytes = 0;
-  std::string route;     // which engine served Loom's calls on rank 0
-  Summary host, loom;    // seconds per exchange, slowest rank
-  Summary paired_ratio;  // host/Loom of the adjacent samples of each repetition
+  std::string route;  // which engine served Loom's calls on rank 0
   int exchanges_per_sample = 0;
   std::string verify_error;
   bool verified() const { return verify_error.empty(); }
-  double ratio() const { return loom.median > 0 ? host.median / loom.median : 0; }
 };
 
 CaseResult run_case(Variant variant, int n, const Grid& g, const Options& opt, int rank,
@@ -431,7 +412,7 @@ CaseResult run_case(Variant variant, int n, const Grid& g, const Options& opt, i
   const auto used = p2p::RouteCounters::now().since(before);
   r.route = variant == Variant::Isend ? p2p::route_of(used.p2p_loom, used.p2p_host)
                                       : p2p::route_of(used.coll_loom, used.coll_host);
-  if (!loom_error.empty()) errors += (errors.empty() ? "" : "; ") + loom_error;
+  if (!loom_error.empty()) append_error(&errors, loom_error);
 
   // Calibration on rank 0 (one exchange per path after the verification warm-up), broadcast.
   const Path* paths[2] = {&host, &loom};
@@ -464,16 +445,12 @@ CaseResult run_case(Variant variant, int n, const Grid& g, const Options& opt, i
       samples[k].push_back(slowest);
     }
   }
-  std::vector<double> ratios;
-  for (size_t i = 0; i < samples[0].size(); ++i) ratios.push_back(samples[0][i] / samples[1][i]);
-  r.host = summarize(samples[0]);
-  r.loom = summarize(samples[1]);
-  r.paired_ratio = summarize(ratios);
+  r.summarize_samples(samples);
 
   // Again after timing: a path that stops delivering after its first use would go unnoticed.
   for (int k = 0; k < 2; ++k) {
     const std::string e = verify(*paths[k], x, rank, ranks);
-    if (!e.empty()) errors += (errors.empty() ? "" : "; ") + e + " (after timing)";
+    if (!e.empty()) append_error(&errors, e + " (after timing)");
   }
   r.verify_error = errors;
   if (x.graph != MPI_COMM_NULL) MPI_Comm_free(&x.graph);
@@ -488,25 +465,16 @@ std::string msec_cell(const Summary& s) {
   return format("%.3f [%.3f-%.3f]", s.median * 1e3, s.p10 * 1e3, s.p90 * 1e3);
 }
 
-double gbps(int64_t bytes, double seconds) {
-  return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
-}
-
 void write_json(const Options& opt, int ranks, const Grid& g,
                 const std::vector<CaseResult>& results, int failures) {
-  JsonRunHeader header("halo");
-  header.ranks = ranks;
-  header.process_grid.assign(std::begin(g.dims), std::end(g.dims));
-  JsonWriter j;
-  begin_json_report(j, header);
-  j.begin_object("options");
-  j.field("quick", opt.quick);
+  JsonWriter j = begin_json_report({.subcommand = "halo",
+                                    .ranks = ranks,
+                                    .process_grid = {std::begin(g.dims), std::end(g.dims)}},
+                                   opt);
   j.field("radius", opt.radius);
   j.field("fields", opt.fields);
   j.field("layout", opt.interleaved ? "aos" : "soa");
-  j.field("seconds_per_case", opt.seconds_per_case);
-  j.field("min_reps", opt.min_reps);
-  j.field("max_reps", opt.max_reps);
+  opt.write_json(j);
   j.end_object();
   j.begin_array("cases");
   for (const auto& r : results) {
@@ -524,8 +492,7 @@ void write_json(const Options& opt, int ranks, const Grid& g,
     j.field("ratio", r.ratio());  // host median / Loom median: > 1 means Loom is faster
     j.field("ratio_paired", r.paired_ratio);
     j.field("exchanges_per_sample", r.exchanges_per_sample);
-    j.field("verified", r.verified());
-    if (!r.verified()) j.field("verify_error", r.verify_error);
+    write_verification(j, r.verify_error);
     j.end_object();
   }
   j.end_array();
@@ -538,31 +505,21 @@ void write_json(const Options& opt, int ranks, const Grid& g,
   finish_json_report(j, opt.json_path, kTool);  // a warning is enough: the table is printed
 }
 
-}  // namespace
-
-int run_halo(int argc, char** argv) {
-  Options opt;
-  if (const int rc = parse_options(argc, argv, &opt); rc >= 0) return rc;
-
-  MPI_Init(&argc, &argv);
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+int measure_halos(const Options& opt, const MpiRun& mpi) {
+  const int rank = mpi.rank, ranks = mpi.ranks;
   const Grid g = make_grid(ranks);
-  const std::string mpi_name = mpi::host_mpi_version();
-  const bool loom_active = loom_is_active() != 0;
   if (rank == 0) {
     std::printf("loom-bench halo   host MPI: %s   %d ranks, periodic grid %dx%dx%d\n",
-                mpi_name.c_str(), ranks, g.dims[0], g.dims[1], g.dims[2]);
+                mpi.host_mpi.c_str(), ranks, g.dims[0], g.dims[1], g.dims[2]);
     std::printf(
         "Loom: %s   radius %d, %d doubles per cell (%s), 26 neighbours, time bound %.2f s/case\n",
-        loom_active ? "active" : "INACTIVE", opt.radius, opt.fields,
+        mpi.loom_state(), opt.radius, opt.fields,
         opt.interleaved ? "aos: interleaved [z][y][x][field]" : "soa: arrays [field][z][y][x]",
         opt.seconds_per_case);
-    if (!loom_active)
-      std::printf(
-          "NOTE: Loom is INACTIVE (LOOM_DISABLE=1, or libloom not interposed): the MPI_* path\n"
-          "      is the host's own, so every ratio below measures noise and should be ~1.\n");
+    note_if_loom_inactive(
+        mpi,
+        "the MPI_* path\n"
+        "      is the host's own, so every ratio below measures noise and should be ~1.\n");
     std::fflush(stdout);
   }
 
@@ -587,7 +544,7 @@ int run_halo(int argc, char** argv) {
                  "loom ms [p10-p90]", "host GB/s", "loom GB/s", "host/loom", "data"});
     for (const auto& r : results)
       table.add_row({r.variant, format("%d", r.n), human_bytes(r.bytes_per_exchange),
-                     format("%.1f MiB", static_cast<double>(r.domain_bytes) / p2p::kMiB), r.route,
+                     format("%.1f MiB", static_cast<double>(r.domain_bytes) / kMiB), r.route,
                      msec_cell(r.host), msec_cell(r.loom),
                      format("%.2f", gbps(r.bytes_per_exchange, r.host.median)),
                      format("%.2f", gbps(r.bytes_per_exchange, r.loom.median)),
@@ -598,7 +555,7 @@ int run_halo(int argc, char** argv) {
         "is faster; route: which engine served Loom's calls (loom = packed by Loom or, for a\n"
         "rank's messages to itself, delivered by Loom; host = left to the host, mixed = some\n"
         "of each, - = none counted: Loom not interposing))\n\n",
-        mpi_name.c_str(), ranks);
+        mpi.host_mpi.c_str(), ranks);
     table.print(stdout);
     std::vector<double> ratios;
     for (const auto& r : results) ratios.push_back(r.ratio());
@@ -611,8 +568,13 @@ int run_halo(int argc, char** argv) {
   }
   MPI_Comm cart = g.cart;
   MPI_Comm_free(&cart);
-  MPI_Finalize();
   return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int run_halo(int argc, char** argv) {
+  return run_mpi_subcommand(argc, argv, false, parse_options, measure_halos);
 }
 
 }  // namespace loom::bench

@@ -7,26 +7,28 @@
 
 namespace {
 
+using loom::bench::run_gpu, loom::bench::run_gpu_pingpong, loom::bench::run_halo,
+    loom::bench::run_match, loom::bench::run_measure, loom::bench::run_pack,
+    loom::bench::run_pingpong;
+
 struct Subcommand {
   const char* name;
-  int (*run)(int argc, char** argv);
   const char* summary;
+  int (*run)(int argc, char** argv);
 };
 
 const Subcommand kSubcommands[] = {
-    {"pack", loom::bench::run_pack, "MPI_Pack/Unpack: host vs Loom vs memcpy over a type corpus"},
-    {"match", loom::bench::run_match,
-     "message-matching backends: depth sweeps, app mixes, threads"},
-    {"measure", loom::bench::run_measure,
-     "calibrate the method model on this machine (writes LOOM_CACHE_DIR)"},
-    {"pingpong", loom::bench::run_pingpong,
-     "derived-type ping-pong latency/bandwidth: host-native vs Loom (2 ranks)"},
-    {"halo", loom::bench::run_halo,
-     "3-D 26-neighbour halo exchange with subarray types: host-native vs Loom"},
-    {"gpu", loom::bench::run_gpu,
-     "CUDA transfers and device packs vs cudaMemcpy2D and per-block copies (no MPI)"},
-    {"gpu-pingpong", loom::bench::run_gpu_pingpong,
-     "(2 ranks) vector ping-pong of GPU buffers: Loom vs copying the extent to the host"},
+    {"pack", "MPI_Pack/Unpack: host vs Loom vs memcpy over a type corpus", run_pack},
+    {"match", "message-matching backends: depth sweeps, app mixes, threads", run_match},
+    {"measure", "calibrate the method model on this machine (writes LOOM_CACHE_DIR)", run_measure},
+    {"pingpong", "derived-type ping-pong latency/bandwidth: host-native vs Loom (2 ranks)",
+     run_pingpong},
+    {"halo", "3-D 26-neighbour halo exchange with subarray types: host-native vs Loom", run_halo},
+    {"gpu", "CUDA transfers and device packs vs cudaMemcpy2D and per-block copies (no MPI)",
+     run_gpu},
+    {"gpu-pingpong",
+     "(2 ranks) vector ping-pong of GPU buffers: Loom vs copying the extent to the host",
+     run_gpu_pingpong},
 };
 
 void usage(FILE* out) {

@@ -28,10 +28,15 @@
 namespace loom::bench {
 namespace {
 
+constexpr const char* kTool = "loom-bench match";
+
 struct Options {
   bool quick = false;
   std::string json;
   std::vector<loom_match_backend> backends;
+  bool has(loom_match_backend b) const {
+    return std::find(backends.begin(), backends.end(), b) != backends.end();
+  }
 };
 
 void usage(FILE* out) {
@@ -67,6 +72,39 @@ bool parse_backends(const char* list, std::vector<loom_match_backend>* out) {
     pos = comma + 1;
   }
   return true;
+}
+
+// Returns -1 to continue, or an exit code.
+int parse_options(int argc, char** argv, Options* opt) {
+  const char* env_backends = std::getenv("LOOM_MATCH_BACKEND");
+  const int parsed = parse_subcommand_options(
+      argc, argv, kTool, nullptr, usage, [&](const std::string& a, int* i) {
+        if (a == "--quick") {
+          opt->quick = true;
+          return OptionParse::Taken;
+        }
+        if (a != "--json" && a != "--backend") return OptionParse::NotMine;
+        if (*i + 1 >= argc || !*argv[*i + 1]) {
+          std::fprintf(stderr, "%s: %s needs a value\n", kTool, a.c_str());
+          usage(stderr);
+          return OptionParse::Bad;
+        }
+        const char* v = argv[++*i];
+        if (a == "--json") {
+          opt->json = v;
+        } else if (!parse_backends(v, &opt->backends)) {
+          return OptionParse::Bad;
+        }
+        return OptionParse::Taken;
+      });
+  if (parsed >= 0) return parsed;
+  if (opt->backends.empty() && env_backends && *env_backends &&
+      !parse_backends(env_backends, &opt->backends))
+    return 2;
+  if (opt->backends.empty())
+    for (int b = LOOM_MATCH_BACKEND_LIST; b < LOOM_MATCH_BACKEND_COUNT; ++b)
+      opt->backends.push_back(static_cast<loom_match_backend>(b));
+  return -1;
 }
 
 // ------------------------------------------------------------------ timing
@@ -379,28 +417,22 @@ double match_rate(loom_match_backend b, loom_match_threading mode, bool two_thre
   std::atomic<int> posted{0}, arrived{0};
   std::atomic<int> ready{0};
   constexpr int kWindow = 64;
-  auto poster = [&] {
+  // One side's thread: `op` (post or arrive) `pairs` times, never more than kWindow ahead of
+  // the other side's count.
+  auto side = [&](auto op, std::atomic<int>& done, const std::atomic<int>& other) {
     ready.fetch_add(1);
     while (ready.load() < 2) {
     }
-    loom_match_envelope pm;
+    loom_match_envelope env;
     for (int i = 0; i < pairs; ++i) {
-      while (i - arrived.load(std::memory_order_acquire) > kWindow) std::this_thread::yield();
-      loom_match_post(e, 0, i & 0xffff, 0, nullptr, &pm);
-      posted.store(i + 1, std::memory_order_release);
+      while (i - other.load(std::memory_order_acquire) > kWindow) std::this_thread::yield();
+      op(e, 0, i & 0xffff, 0, nullptr, &env);
+      done.store(i + 1, std::memory_order_release);
     }
   };
-  auto arriver = [&] {
-    ready.fetch_add(1);
-    while (ready.load() < 2) {
-    }
-    loom_match_envelope am;
-    for (int i = 0; i < pairs; ++i) {
-      while (i - posted.load(std::memory_order_acquire) > kWindow) std::this_thread::yield();
-      loom_match_arrive(e, 0, i & 0xffff, 0, nullptr, &am);
-      arrived.store(i + 1, std::memory_order_release);
-    }
-  };
+  // Lambdas, not function pointers: each side calls its function directly.
+  auto poster = [&] { side([](auto... a) { return loom_match_post(a...); }, posted, arrived); };
+  auto arriver = [&] { side([](auto... a) { return loom_match_arrive(a...); }, arrived, posted); };
   const double t0 = now_seconds();
   if (two_threads) {
     std::thread a(poster), c(arriver);
@@ -486,72 +518,34 @@ double growth(const std::vector<SweepPoint>& pts, loom_match_backend b, Traffic 
   return std::pow(hi->ns.median / lo->ns.median, 1.0 / std::log2(static_cast<double>(to) / from));
 }
 
-struct Verdict {
-  std::string name, detail;
-  double value, target;
-  bool pass, measured;
+// The sweep's axes.
+constexpr Traffic kTraffics[] = {Traffic::kRandom, Traffic::kOneTag};
+constexpr int kWilds[] = {0, 10};
+constexpr Position kPositions[] = {Position::kHead, Position::kMiddle, Position::kTail};
+
+struct Sweep {
+  std::vector<int> depths;
+  std::vector<SweepPoint> points;
+  const SweepPoint* find(loom_match_backend b, Traffic t, int wild, Position p, int depth) const {
+    return find_point(points, b, t, wild, p, depth);
+  }
+  double growth_of(loom_match_backend b, Traffic t, int wild, int from, int to) const {
+    return growth(points, b, t, wild, Position::kTail, from, to);
+  }
 };
 
-}  // namespace
-
-int run_match(int argc, char** argv) {
-  Options opt;
-  const char* env_backends = std::getenv("LOOM_MATCH_BACKEND");
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      usage(stdout);
-      return 0;
-    } else if (a == "--quick") {
-      opt.quick = true;
-    } else if ((a == "--json" || a == "--backend") && (i + 1 >= argc || !*argv[i + 1])) {
-      std::fprintf(stderr, "loom-bench match: %s needs a value\n", a.c_str());
-      usage(stderr);
-      return 2;
-    } else if (a == "--json") {
-      opt.json = argv[++i];
-    } else if (a == "--backend") {
-      if (!parse_backends(argv[++i], &opt.backends)) return 2;
-    } else {
-      std::fprintf(stderr, "loom-bench match: unknown option '%s'\n", a.c_str());
-      usage(stderr);
-      return 2;
-    }
-  }
-  if (opt.backends.empty() && env_backends && *env_backends &&
-      !parse_backends(env_backends, &opt.backends))
-    return 2;
-  if (opt.backends.empty())
-    for (int b = LOOM_MATCH_BACKEND_LIST; b < LOOM_MATCH_BACKEND_COUNT; ++b)
-      opt.backends.push_back(static_cast<loom_match_backend>(b));
-  auto has = [&](loom_match_backend b) {
-    return std::find(opt.backends.begin(), opt.backends.end(), b) != opt.backends.end();
-  };
-
-  Tsc tsc;
-  tsc.calibrate();
-  loom_match_engine* probe_engine = make_engine(LOOM_MATCH_BACKEND_SIMD);
-  const char* isa = loom_match_isa_name(loom_match_engine_isa(probe_engine));
-  loom_match_destroy(probe_engine);
-  std::printf(
-      "loom-bench match: %zu backends, SIMD ISA %s, %s mode; timer overhead %.1f ns "
-      "subtracted\n\n",
-      opt.backends.size(), isa, opt.quick ? "quick" : "full", tsc.overhead_ticks * tsc.ns_per_tick);
-
-  // 1. Depth sweep.
-  std::vector<int> depths =
-      opt.quick ? std::vector<int>{0, 1, 2, 4, 8, 64, 1024, 4096}
-                : std::vector<int>{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+// 1. Depth sweep.
+Sweep run_sweep(const Options& opt, const Tsc& tsc) {
+  Sweep sweep;
+  sweep.depths = opt.quick
+                     ? std::vector<int>{0, 1, 2, 4, 8, 64, 1024, 4096}
+                     : std::vector<int>{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
   const int samples = opt.quick ? 100 : 600;
-  const Traffic traffics[] = {Traffic::kRandom, Traffic::kOneTag};
-  const int wilds[] = {0, 10};
-  const Position positions[] = {Position::kHead, Position::kMiddle, Position::kTail};
-  std::vector<SweepPoint> sweep;
   for (loom_match_backend b : opt.backends)
-    for (Traffic t : traffics)
-      for (int w : wilds)
-        for (Position p : positions)
-          for (int d : depths) {
+    for (Traffic t : kTraffics)
+      for (int w : kWilds)
+        for (Position p : kPositions)
+          for (int d : sweep.depths) {
             // Positions coincide at depth <= 1; in quick mode only the tail is swept.
             if (opt.quick && p != Position::kTail) continue;
             const int n =
@@ -560,244 +554,250 @@ int run_match(int argc, char** argv) {
                     ? samples / 3
                     : samples;
             const DepthResult r = measure_depth(b, t, w, p, d, n, tsc);
-            sweep.push_back({b, t, w, p, d, r.ns, r.batch});
+            sweep.points.push_back({b, t, w, p, d, r.ns, r.batch});
           }
+  return sweep;
+}
 
-  for (Traffic t : traffics)
-    for (int w : wilds) {
+// A table with one row per selected backend: its name, then `cells(b)`.
+template <class Cells>
+void print_backend_table(const Options& opt, std::vector<std::string> header, Cells cells) {
+  Table table(std::move(header));
+  for (loom_match_backend b : opt.backends) {
+    std::vector<std::string> row{loom_match_backend_name(b)};
+    for (std::string& cell : cells(b)) row.push_back(std::move(cell));
+    table.add_row(row);
+  }
+  table.print(stdout);
+  std::printf("\n");
+}
+
+void print_sweep(const Options& opt, const Sweep& sweep) {
+  for (Traffic t : kTraffics)
+    for (int w : kWilds) {
       std::printf(
           "Depth sweep: ns per matched pair (median), match at tail, %s traffic, %d%% "
           "wildcard receives\n",
           traffic_name(t), w);
       std::vector<std::string> header{"backend"};
-      for (int d : depths) header.push_back(format("%d", d));
+      for (int d : sweep.depths) header.push_back(format("%d", d));
       header.push_back("p99@1024");
       header.push_back("growth/2x");
-      Table table(header);
-      for (loom_match_backend b : opt.backends) {
-        std::vector<std::string> row{loom_match_backend_name(b)};
-        for (int d : depths)
-          row.push_back(ns_text(find_point(sweep, b, t, w, Position::kTail, d)->ns.median));
-        row.push_back(ns_text(find_point(sweep, b, t, w, Position::kTail, 1024)->ns.p99));
-        row.push_back(format("%.2f", growth(sweep, b, t, w, Position::kTail, 1, 4096)));
-        table.add_row(row);
-      }
-      table.print(stdout);
-      std::printf("\n");
+      print_backend_table(opt, header, [&](loom_match_backend b) {
+        std::vector<std::string> cells;
+        for (int d : sweep.depths)
+          cells.push_back(ns_text(sweep.find(b, t, w, Position::kTail, d)->ns.median));
+        cells.push_back(ns_text(sweep.find(b, t, w, Position::kTail, 1024)->ns.p99));
+        cells.push_back(format("%.2f", sweep.growth_of(b, t, w, 1, 4096)));
+        return cells;
+      });
     }
-  if (!opt.quick) {
-    std::printf(
-        "Depth 1024, random traffic, 10%% wildcards: median ns per pair by match position\n");
-    Table table({"backend", "head", "middle", "tail"});
-    for (loom_match_backend b : opt.backends) {
-      std::vector<std::string> row{loom_match_backend_name(b)};
-      for (Position p : positions)
-        row.push_back(ns_text(find_point(sweep, b, Traffic::kRandom, 10, p, 1024)->ns.median));
-      table.add_row(row);
-    }
-    table.print(stdout);
-    std::printf("\n");
-  }
+  if (opt.quick) return;
+  std::printf("Depth 1024, random traffic, 10%% wildcards: median ns per pair by match position\n");
+  print_backend_table(opt, {"backend", "head", "middle", "tail"}, [&](loom_match_backend b) {
+    std::vector<std::string> cells;
+    for (Position p : kPositions)
+      cells.push_back(ns_text(sweep.find(b, Traffic::kRandom, 10, p, 1024)->ns.median));
+    return cells;
+  });
+}
 
-  // 2. Memory per entry.
+// 2. Memory per entry.
+std::vector<MemoryPoint> run_memory(const Options& opt) {
   std::vector<MemoryPoint> memory;
   for (loom_match_backend b : opt.backends) memory.push_back(measure_memory(b, 4096));
-  {
-    std::printf("Memory per queued entry at depth 4096 (bytes, includes bins/tables/node slack)\n");
-    Table table({"backend", "posted", "unexpected"});
-    for (const MemoryPoint& mp : memory)
-      table.add_row({loom_match_backend_name(mp.backend), format("%.1f", mp.posted_per_entry),
-                     format("%.1f", mp.unexpected_per_entry)});
-    table.print(stdout);
-    std::printf("\n");
-  }
+  std::printf("Memory per queued entry at depth 4096 (bytes, includes bins/tables/node slack)\n");
+  Table table({"backend", "posted", "unexpected"});
+  for (const MemoryPoint& mp : memory)
+    table.add_row({loom_match_backend_name(mp.backend), format("%.1f", mp.posted_per_entry),
+                   format("%.1f", mp.unexpected_per_entry)});
+  table.print(stdout);
+  std::printf("\n");
+  return memory;
+}
 
-  // 3. Application mixes.
+// 3. Application mixes.
+std::vector<MixPoint> run_mixes(const Options& opt, const Tsc& tsc) {
   std::vector<MixPoint> mixes;
   const int phases = opt.quick ? 40 : 400;
   for (const Mix& mix : kMixes)
     for (loom_match_backend b : opt.backends)
       mixes.push_back({mix.name, b, measure_mix(b, mix, phases, tsc)});
-  {
-    std::printf(
-        "Application-like mixes: ns per operation (post or arrival), median / p99 over "
-        "phases\n");
-    std::vector<std::string> header{"backend"};
-    for (const Mix& mix : kMixes) {
-      header.push_back(format("%s med", mix.name));
-      header.push_back(format("%s p99", mix.name));
-    }
-    Table table(header);
-    for (loom_match_backend b : opt.backends) {
-      std::vector<std::string> row{loom_match_backend_name(b)};
-      for (const MixPoint& mp : mixes)
-        if (mp.backend == b) {
-          row.push_back(ns_text(mp.ns.median));
-          row.push_back(ns_text(mp.ns.p99));
-        }
-      table.add_row(row);
-    }
-    table.print(stdout);
-    std::printf("\n");
+  std::printf(
+      "Application-like mixes: ns per operation (post or arrival), median / p99 over "
+      "phases\n");
+  std::vector<std::string> header{"backend"};
+  for (const Mix& mix : kMixes) {
+    header.push_back(format("%s med", mix.name));
+    header.push_back(format("%s p99", mix.name));
   }
+  print_backend_table(opt, header, [&](loom_match_backend b) {
+    std::vector<std::string> cells;
+    for (const MixPoint& mp : mixes)
+      if (mp.backend == b) {
+        cells.push_back(ns_text(mp.ns.median));
+        cells.push_back(ns_text(mp.ns.p99));
+      }
+    return cells;
+  });
+  return mixes;
+}
 
-  // 4. Two threads.
+// 4. Two threads: per backend and prefill, the serial, global-lock and tail-queues rates in a
+// row of three.
+std::vector<ThreadPoint> run_threads(const Options& opt) {
   std::vector<ThreadPoint> threads;
   const std::vector<int> prefills =
       opt.quick ? std::vector<int>{128} : std::vector<int>{1, 32, 128, 512};
   const int pairs = opt.quick ? 20000 : 100000;
   const int repeats = opt.quick ? 3 : 5;
+  struct Mode {
+    const char* name;
+    loom_match_threading t;
+    bool two;
+  };
+  const Mode modes[] = {{"serial", LOOM_MATCH_THREAD_NONE, false},
+                        {"global-lock", LOOM_MATCH_THREAD_GLOBAL_LOCK, true},
+                        {"tail-queues", LOOM_MATCH_THREAD_TAIL_QUEUES, true}};
   for (loom_match_backend b : opt.backends) {
     if (b != LOOM_MATCH_BACKEND_LIST && b != LOOM_MATCH_BACKEND_ADAPTIVE &&
         b != LOOM_MATCH_BACKEND_SIMD && b != LOOM_MATCH_BACKEND_HASH)
       continue;
-    for (int n : prefills) {
-      struct Mode {
-        const char* name;
-        loom_match_threading t;
-        bool two;
-      };
-      const Mode modes[] = {{"serial", LOOM_MATCH_THREAD_NONE, false},
-                            {"global-lock", LOOM_MATCH_THREAD_GLOBAL_LOCK, true},
-                            {"tail-queues", LOOM_MATCH_THREAD_TAIL_QUEUES, true}};
+    for (int n : prefills)
       for (const Mode& md : modes) {
         std::vector<double> rates;
         for (int r = 0; r < repeats; ++r) rates.push_back(match_rate(b, md.t, md.two, n, pairs));
         threads.push_back({b, n, md.name, summarize(rates).median});
       }
-    }
   }
-  if (!threads.empty()) {
-    std::printf(
-        "Two-thread match rate (Mmatches/s, median of %d): one posting + one arriving "
-        "thread; both queues prefilled with N non-matching entries\n",
-        repeats);
-    Table table({"backend", "N", "serial (1 thread)", "global-lock", "tail-queues", "tq/global"});
-    for (size_t i = 0; i + 2 < threads.size(); i += 3)
-      table.add_row({loom_match_backend_name(threads[i].backend), format("%d", threads[i].prefill),
-                     format("%.2f", threads[i].matches_per_s / 1e6),
-                     format("%.2f", threads[i + 1].matches_per_s / 1e6),
-                     format("%.2f", threads[i + 2].matches_per_s / 1e6),
-                     format("%.2f", threads[i + 2].matches_per_s / threads[i + 1].matches_per_s)});
-    table.print(stdout);
-    std::printf("\n");
-  }
+  if (threads.empty()) return threads;
+  std::printf(
+      "Two-thread match rate (Mmatches/s, median of %d): one posting + one arriving "
+      "thread; both queues prefilled with N non-matching entries\n",
+      repeats);
+  Table table({"backend", "N", "serial (1 thread)", "global-lock", "tail-queues", "tq/global"});
+  for (size_t i = 0; i + 2 < threads.size(); i += 3)
+    table.add_row({loom_match_backend_name(threads[i].backend), format("%d", threads[i].prefill),
+                   format("%.2f", threads[i].matches_per_s / 1e6),
+                   format("%.2f", threads[i + 1].matches_per_s / 1e6),
+                   format("%.2f", threads[i + 2].matches_per_s / 1e6),
+                   format("%.2f", threads[i + 2].matches_per_s / threads[i + 1].matches_per_s)});
+  table.print(stdout);
+  std::printf("\n");
+  return threads;
+}
 
-  // 5. Hot caching.
+// 5. Hot caching.
+std::vector<HotPoint> run_hot(const Options& opt, const Tsc& tsc) {
   std::vector<HotPoint> hot;
   for (loom_match_backend b : {LOOM_MATCH_BACKEND_LIST, LOOM_MATCH_BACKEND_SIMD})
-    if (has(b))
+    if (opt.has(b))
       for (bool on : {false, true})
         hot.push_back({b, on, measure_hot(b, on, opt.quick ? 50 : 300, tsc)});
-  if (!hot.empty()) {
-    std::printf(
-        "Hot caching: depth 1024, match at tail, 4 MiB streamed between operations "
-        "(ns per pair)\n");
-    Table table({"backend", "heater", "median", "p99"});
-    for (const HotPoint& h : hot)
-      table.add_row({loom_match_backend_name(h.backend), h.heater ? "on" : "off",
-                     ns_text(h.ns.median), ns_text(h.ns.p99)});
-    table.print(stdout);
-    std::printf("\n");
-  }
+  if (hot.empty()) return hot;
+  std::printf(
+      "Hot caching: depth 1024, match at tail, 4 MiB streamed between operations "
+      "(ns per pair)\n");
+  Table table({"backend", "heater", "median", "p99"});
+  for (const HotPoint& h : hot)
+    table.add_row({loom_match_backend_name(h.backend), h.heater ? "on" : "off",
+                   ns_text(h.ns.median), ns_text(h.ns.p99)});
+  table.print(stdout);
+  std::printf("\n");
+  return hot;
+}
 
-  // Verdicts ("Done when" in issue #4), from this run's numbers.
-  std::vector<Verdict> verdicts;
-  {
-    Verdict v{"best backend >= 10x faster than list at depth 1024, 10% wildcards",
-              "",
-              NAN,
-              10,
-              false,
-              false};
-    const SweepPoint* list =
-        find_point(sweep, LOOM_MATCH_BACKEND_LIST, Traffic::kRandom, 10, Position::kTail, 1024);
-    if (list) {
-      double best = INFINITY;
-      loom_match_backend best_b = LOOM_MATCH_BACKEND_LIST;
-      for (loom_match_backend b : opt.backends) {
-        if (b == LOOM_MATCH_BACKEND_LIST) continue;
-        const SweepPoint* p = find_point(sweep, b, Traffic::kRandom, 10, Position::kTail, 1024);
-        if (p && p->ns.median < best) {
-          best = p->ns.median;
-          best_b = b;
+// ------------------------------------------------------------------ verdicts
+// "Done when" in issue #4, from this run's numbers.
+struct Verdict {
+  Verdict(const char* what, double target_value) : name(what), target(target_value) {}
+  std::string name, detail;
+  double value = NAN, target;
+  bool pass = false, measured = false;
+};
+
+Verdict best_vs_list(const Options& opt, const Sweep& sweep) {
+  Verdict v("best backend >= 10x faster than list at depth 1024, 10% wildcards", 10);
+  const SweepPoint* list =
+      sweep.find(LOOM_MATCH_BACKEND_LIST, Traffic::kRandom, 10, Position::kTail, 1024);
+  if (!list) return v;
+  double best = INFINITY;
+  loom_match_backend best_b = LOOM_MATCH_BACKEND_LIST;
+  for (loom_match_backend b : opt.backends) {
+    if (b == LOOM_MATCH_BACKEND_LIST) continue;
+    const SweepPoint* p = sweep.find(b, Traffic::kRandom, 10, Position::kTail, 1024);
+    if (p && p->ns.median < best) {
+      best = p->ns.median;
+      best_b = b;
+    }
+  }
+  if (std::isfinite(best)) {
+    v.measured = true;
+    v.value = list->ns.median / best;
+    v.pass = v.value >= v.target;
+    v.detail = format("list %s ns vs %s %s ns (random traffic, match at tail)",
+                      ns_text(list->ns.median).c_str(), loom_match_backend_name(best_b),
+                      ns_text(best).c_str());
+  }
+  return v;
+}
+
+Verdict growth_per_doubling(const Options& opt, const Sweep& sweep) {
+  Verdict v("hash or adaptive growth per doubling <= 1.1 up to depth 4096 (exact tags)", 1.1);
+  for (loom_match_backend b : {LOOM_MATCH_BACKEND_HASH, LOOM_MATCH_BACKEND_ADAPTIVE}) {
+    if (!opt.has(b)) continue;
+    const double g = sweep.growth_of(b, Traffic::kRandom, 0, 1, 4096);
+    v.detail += format("%s%s %.3f", v.detail.empty() ? "" : ", ", loom_match_backend_name(b), g);
+    if (!v.measured || g < v.value) v.value = g;
+    v.measured = true;
+  }
+  v.detail += " (geomean of t(2d)/t(d), d = 1..4096, random tags, match at tail)";
+  v.pass = v.measured && v.value <= v.target;
+  return v;
+}
+
+Verdict adaptive_vs_list_shallow(const Options& opt, const Sweep& sweep) {
+  Verdict v("adaptive within 1.1x of list at depth <= 8", 1.1);
+  if (!opt.has(LOOM_MATCH_BACKEND_ADAPTIVE) || !opt.has(LOOM_MATCH_BACKEND_LIST)) return v;
+  double worst = 0;
+  for (int d : sweep.depths) {
+    if (d > 8) continue;
+    std::vector<double> ratios;
+    for (Traffic t : kTraffics)
+      for (int w : kWilds)
+        for (Position p : kPositions) {
+          const SweepPoint* a = sweep.find(LOOM_MATCH_BACKEND_ADAPTIVE, t, w, p, d);
+          const SweepPoint* l = sweep.find(LOOM_MATCH_BACKEND_LIST, t, w, p, d);
+          if (a && l) ratios.push_back(a->ns.median / l->ns.median);
         }
-      }
-      if (std::isfinite(best)) {
-        v.measured = true;
-        v.value = list->ns.median / best;
-        v.pass = v.value >= v.target;
-        v.detail = format("list %s ns vs %s %s ns (random traffic, match at tail)",
-                          ns_text(list->ns.median).c_str(), loom_match_backend_name(best_b),
-                          ns_text(best).c_str());
-      }
-    }
-    verdicts.push_back(v);
+    const double g = geomean(ratios);
+    v.detail += format("%sd=%d %.2f", v.detail.empty() ? "" : ", ", d, g);
+    if (g > worst) worst = g;
   }
-  {
-    Verdict v{"hash or adaptive growth per doubling <= 1.1 up to depth 4096 (exact tags)",
-              "",
-              NAN,
-              1.1,
-              false,
-              false};
-    for (loom_match_backend b : {LOOM_MATCH_BACKEND_HASH, LOOM_MATCH_BACKEND_ADAPTIVE}) {
-      if (!has(b)) continue;
-      const double g = growth(sweep, b, Traffic::kRandom, 0, Position::kTail, 1, 4096);
-      v.detail += format("%s%s %.3f", v.detail.empty() ? "" : ", ", loom_match_backend_name(b), g);
-      if (!v.measured || g < v.value) v.value = g;
+  v.measured = true;
+  v.value = worst;
+  v.pass = worst <= v.target;
+  v.detail =
+      "adaptive/list median ratio, geomean over traffic x wildcards x positions: " + v.detail;
+  return v;
+}
+
+Verdict tail_queues_vs_lock(const std::vector<ThreadPoint>& threads) {
+  Verdict v("two-thread match rate: tail queues above the single-lock baseline", 1.0);
+  for (size_t i = 0; i + 2 < threads.size(); i += 3) {
+    const double ratio = threads[i + 2].matches_per_s / threads[i + 1].matches_per_s;
+    if (threads[i].backend == LOOM_MATCH_BACKEND_LIST && threads[i].prefill == 128) {
       v.measured = true;
+      v.value = ratio;
+      v.pass = ratio > v.target;
+      v.detail = format("list backend, N=128: tail-queues %.2f vs global-lock %.2f Mmatches/s",
+                        threads[i + 2].matches_per_s / 1e6, threads[i + 1].matches_per_s / 1e6);
     }
-    v.detail += " (geomean of t(2d)/t(d), d = 1..4096, random tags, match at tail)";
-    v.pass = v.measured && v.value <= v.target;
-    verdicts.push_back(v);
   }
-  {
-    Verdict v{"adaptive within 1.1x of list at depth <= 8", "", NAN, 1.1, false, false};
-    if (has(LOOM_MATCH_BACKEND_ADAPTIVE) && has(LOOM_MATCH_BACKEND_LIST)) {
-      double worst = 0;
-      std::string where;
-      for (int d : depths) {
-        if (d > 8) continue;
-        std::vector<double> ratios;
-        for (Traffic t : traffics)
-          for (int w : wilds)
-            for (Position p : positions) {
-              const SweepPoint* a = find_point(sweep, LOOM_MATCH_BACKEND_ADAPTIVE, t, w, p, d);
-              const SweepPoint* l = find_point(sweep, LOOM_MATCH_BACKEND_LIST, t, w, p, d);
-              if (a && l) ratios.push_back(a->ns.median / l->ns.median);
-            }
-        const double g = geomean(ratios);
-        v.detail += format("%sd=%d %.2f", v.detail.empty() ? "" : ", ", d, g);
-        if (g > worst) worst = g;
-      }
-      v.measured = true;
-      v.value = worst;
-      v.pass = worst <= v.target;
-      v.detail =
-          "adaptive/list median ratio, geomean over traffic x wildcards x positions: " + v.detail;
-    }
-    verdicts.push_back(v);
-  }
-  {
-    Verdict v{"two-thread match rate: tail queues above the single-lock baseline",
-              "",
-              NAN,
-              1.0,
-              false,
-              false};
-    for (size_t i = 0; i + 2 < threads.size(); i += 3) {
-      const double ratio = threads[i + 2].matches_per_s / threads[i + 1].matches_per_s;
-      if (threads[i].backend == LOOM_MATCH_BACKEND_LIST && threads[i].prefill == 128) {
-        v.measured = true;
-        v.value = ratio;
-        v.pass = ratio > v.target;
-        v.detail = format("list backend, N=128: tail-queues %.2f vs global-lock %.2f Mmatches/s",
-                          threads[i + 2].matches_per_s / 1e6, threads[i + 1].matches_per_s / 1e6);
-      }
-    }
-    verdicts.push_back(v);
-  }
+  return v;
+}
+
+void print_verdicts(const std::vector<Verdict>& verdicts) {
   std::printf("Done-when verdicts (this run):\n");
   for (const Verdict& v : verdicts) {
     if (!v.measured)
@@ -807,99 +807,125 @@ int run_match(int argc, char** argv) {
                   v.name.c_str(), v.value,
                   v.name.find("<=") != std::string::npos ? "<=" : ">=", v.target, v.detail.c_str());
   }
+}
 
-  if (!opt.json.empty()) {
-    JsonWriter j;
-    j.begin_object();
-    j.field("subcommand", "match");
-    j.field("quick", opt.quick ? 1 : 0);
-    j.field("isa", isa);
-    j.field("timer_overhead_ns", tsc.overhead_ticks * tsc.ns_per_tick);
-    j.begin_array("backends");
-    for (loom_match_backend b : opt.backends) j.field(nullptr, loom_match_backend_name(b));
-    j.end_array();
-    j.begin_array("sweep");
-    for (const SweepPoint& s : sweep) {
-      j.begin_object();
-      j.field("backend", loom_match_backend_name(s.backend));
-      j.field("traffic", traffic_name(s.traffic));
-      j.field("wildcard_pct", s.wildcard_pct);
-      j.field("position", position_name(s.position));
-      j.field("depth", s.depth);
-      j.field("ns", s.ns);
-      j.field("batch", s.batch);
-      j.end_object();
-    }
-    j.end_array();
-    j.begin_array("growth");
-    for (loom_match_backend b : opt.backends)
-      for (Traffic t : traffics)
-        for (int w : wilds) {
-          j.begin_object();
-          j.field("backend", loom_match_backend_name(b));
-          j.field("traffic", traffic_name(t));
-          j.field("wildcard_pct", w);
-          j.field("per_doubling", growth(sweep, b, t, w, Position::kTail, 1, 4096));
-          j.field("per_doubling_1024_4096", growth(sweep, b, t, w, Position::kTail, 1024, 4096));
-          j.end_object();
-        }
-    j.end_array();
-    j.begin_array("memory");
-    for (const MemoryPoint& mp : memory) {
-      j.begin_object();
-      j.field("backend", loom_match_backend_name(mp.backend));
-      j.field("posted_bytes_per_entry", mp.posted_per_entry);
-      j.field("unexpected_bytes_per_entry", mp.unexpected_per_entry);
-      j.end_object();
-    }
-    j.end_array();
-    j.begin_array("mixes");
-    for (const MixPoint& mp : mixes) {
-      j.begin_object();
-      j.field("mix", mp.mix);
-      j.field("backend", loom_match_backend_name(mp.backend));
-      j.field("ns", mp.ns);
-      j.end_object();
-    }
-    j.end_array();
-    j.begin_array("threads");
-    for (const ThreadPoint& t : threads) {
-      j.begin_object();
-      j.field("backend", loom_match_backend_name(t.backend));
-      j.field("prefill", t.prefill);
-      j.field("mode", t.mode);
-      j.field("matches_per_s", t.matches_per_s);
-      j.end_object();
-    }
-    j.end_array();
-    j.begin_array("hot_cache");
-    for (const HotPoint& h : hot) {
-      j.begin_object();
-      j.field("backend", loom_match_backend_name(h.backend));
-      j.field("heater", h.heater ? 1 : 0);
-      j.field("ns", h.ns);
-      j.end_object();
-    }
-    j.end_array();
-    j.begin_array("verdicts");
-    for (const Verdict& v : verdicts) {
-      j.begin_object();
-      j.field("name", v.name);
-      j.field("measured", v.measured ? 1 : 0);
-      j.field("value", v.value);
-      j.field("target", v.target);
-      j.field("pass", v.pass ? 1 : 0);
-      j.field("detail", v.detail);
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-    if (!j.write_file(opt.json)) {
-      std::fprintf(stderr, "loom-bench match: cannot write %s\n", opt.json.c_str());
-      return 1;
-    }
-    std::printf("\nJSON written to %s\n", opt.json.c_str());
+// ------------------------------------------------------------------ JSON
+struct Results {
+  const char* isa;
+  Sweep sweep;
+  std::vector<MemoryPoint> memory;
+  std::vector<MixPoint> mixes;
+  std::vector<ThreadPoint> threads;
+  std::vector<HotPoint> hot;
+  std::vector<Verdict> verdicts;
+};
+
+std::vector<std::string> backend_names(const std::vector<loom_match_backend>& backends) {
+  std::vector<std::string> names;
+  for (loom_match_backend b : backends) names.push_back(loom_match_backend_name(b));
+  return names;
+}
+
+void write_growth(JsonWriter& j, const Options& opt, const Sweep& sweep) {
+  j.begin_array("growth");
+  for (loom_match_backend b : opt.backends)
+    for (Traffic t : kTraffics)
+      for (int w : kWilds) {
+        j.begin_object();
+        j.field("backend", loom_match_backend_name(b));
+        j.field("traffic", traffic_name(t));
+        j.field("wildcard_pct", w);
+        j.field("per_doubling", sweep.growth_of(b, t, w, 1, 4096));
+        j.field("per_doubling_1024_4096", sweep.growth_of(b, t, w, 1024, 4096));
+        j.end_object();
+      }
+  j.end_array();
+}
+
+bool write_json(const Options& opt, const Tsc& tsc, const Results& r) {
+  JsonWriter j;
+  j.begin_object();
+  j.field("subcommand", "match");
+  j.field("quick", opt.quick ? 1 : 0);
+  j.field("isa", r.isa);
+  j.field("timer_overhead_ns", tsc.overhead_ticks * tsc.ns_per_tick);
+  j.array("backends", backend_names(opt.backends));
+  j.objects("sweep", r.sweep.points, [&](const SweepPoint& s) {
+    j.field("backend", loom_match_backend_name(s.backend));
+    j.field("traffic", traffic_name(s.traffic));
+    j.field("wildcard_pct", s.wildcard_pct);
+    j.field("position", position_name(s.position));
+    j.field("depth", s.depth);
+    j.field("ns", s.ns);
+    j.field("batch", s.batch);
+  });
+  write_growth(j, opt, r.sweep);
+  j.objects("memory", r.memory, [&](const MemoryPoint& mp) {
+    j.field("backend", loom_match_backend_name(mp.backend));
+    j.field("posted_bytes_per_entry", mp.posted_per_entry);
+    j.field("unexpected_bytes_per_entry", mp.unexpected_per_entry);
+  });
+  j.objects("mixes", r.mixes, [&](const MixPoint& mp) {
+    j.field("mix", mp.mix);
+    j.field("backend", loom_match_backend_name(mp.backend));
+    j.field("ns", mp.ns);
+  });
+  j.objects("threads", r.threads, [&](const ThreadPoint& t) {
+    j.field("backend", loom_match_backend_name(t.backend));
+    j.field("prefill", t.prefill);
+    j.field("mode", t.mode);
+    j.field("matches_per_s", t.matches_per_s);
+  });
+  j.objects("hot_cache", r.hot, [&](const HotPoint& h) {
+    j.field("backend", loom_match_backend_name(h.backend));
+    j.field("heater", h.heater ? 1 : 0);
+    j.field("ns", h.ns);
+  });
+  j.objects("verdicts", r.verdicts, [&](const Verdict& v) {
+    j.field("name", v.name);
+    j.field("measured", v.measured ? 1 : 0);
+    j.field("value", v.value);
+    j.field("target", v.target);
+    j.field("pass", v.pass ? 1 : 0);
+    j.field("detail", v.detail);
+  });
+  j.end_object();
+  if (!j.write_file(opt.json)) {
+    std::fprintf(stderr, "%s: cannot write %s\n", kTool, opt.json.c_str());
+    return false;
   }
+  std::printf("\nJSON written to %s\n", opt.json.c_str());
+  return true;
+}
+
+}  // namespace
+
+int run_match(int argc, char** argv) {
+  Options opt;
+  if (const int rc = parse_options(argc, argv, &opt); rc >= 0) return rc;
+
+  Tsc tsc;
+  tsc.calibrate();
+  Results r;
+  loom_match_engine* probe_engine = make_engine(LOOM_MATCH_BACKEND_SIMD);
+  r.isa = loom_match_isa_name(loom_match_engine_isa(probe_engine));
+  loom_match_destroy(probe_engine);
+  std::printf(
+      "loom-bench match: %zu backends, SIMD ISA %s, %s mode; timer overhead %.1f ns "
+      "subtracted\n\n",
+      opt.backends.size(), r.isa, opt.quick ? "quick" : "full",
+      tsc.overhead_ticks * tsc.ns_per_tick);
+
+  r.sweep = run_sweep(opt, tsc);
+  print_sweep(opt, r.sweep);
+  r.memory = run_memory(opt);
+  r.mixes = run_mixes(opt, tsc);
+  r.threads = run_threads(opt);
+  r.hot = run_hot(opt, tsc);
+  r.verdicts = {best_vs_list(opt, r.sweep), growth_per_doubling(opt, r.sweep),
+                adaptive_vs_list_shallow(opt, r.sweep), tail_queues_vs_lock(r.threads)};
+  print_verdicts(r.verdicts);
+  if (!opt.json.empty() && !write_json(opt, tsc, r)) return 1;
   return 0;
 }
 

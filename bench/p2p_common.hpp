@@ -1,6 +1,7 @@
-// Helpers shared by the communication benchmarks (loom-bench pingpong and halo): option
-// parsing, page-aligned buffers, deterministic fill patterns and which path (Loom's engine or
-// the host's) served the MPI_* calls of a measured exchange.
+// Helpers shared by the communication benchmarks (loom-bench pingpong, halo and measure): the
+// element type of a block, which path (Loom's engine or the host's) served the MPI_* calls of a
+// measured exchange, the paired host/Loom times of a case and the verification messages of
+// every rank.
 #pragma once
 
 #include <mpi.h>
@@ -18,8 +19,6 @@
 #include "loom/loom.h"
 
 namespace loom::bench::p2p {
-
-constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
 
 // Largest named type that divides a block: how an application would declare it. Hosts
 // have kernels per basic type, so the calibration and the benchmarks use the same choice.
@@ -60,5 +59,39 @@ struct RouteCounters {
             coll_host - before.coll_host};
   }
 };
+
+// The host path's and Loom's path's samples of one case, taken in alternation (samples[0]: the
+// host's, samples[1]: Loom's), summarised; paired_ratio: host/Loom of each repetition's
+// adjacent samples.
+struct PathTimes {
+  Summary host, loom, paired_ratio;
+  // host median / Loom median: > 1 means Loom is faster.
+  double ratio() const { return loom.median > 0 ? host.median / loom.median : 0; }
+  void summarize_samples(const std::vector<double> (&samples)[2]) {
+    std::vector<double> ratios;
+    for (size_t i = 0; i < samples[0].size(); ++i) ratios.push_back(samples[0][i] / samples[1][i]);
+    host = summarize(samples[0]);
+    loom = summarize(samples[1]);
+    paired_ratio = summarize(ratios);
+  }
+};
+
+// Every rank's verification message (empty: nothing wrong), gathered on rank 0 and joined with
+// "; " there; "" on the other ranks. A message is cut at 239 characters.
+inline std::string gather_rank_messages(const std::string& local, int rank, int ranks) {
+  constexpr int kMessageChars = 240;
+  char message[kMessageChars] = {};
+  std::snprintf(message, sizeof message, "%s", local.c_str());
+  std::vector<char> all(rank == 0 ? static_cast<size_t>(ranks) * kMessageChars : 1);
+  PMPI_Gather(message, kMessageChars, MPI_CHAR, all.data(), kMessageChars, MPI_CHAR, 0,
+              MPI_COMM_WORLD);
+  std::string result;
+  if (rank == 0)
+    for (int r = 0; r < ranks; ++r) {
+      const char* m = all.data() + static_cast<size_t>(r) * kMessageChars;
+      if (*m) append_error(&result, std::string(m, strnlen(m, kMessageChars)));
+    }
+  return result;
+}
 
 }  // namespace loom::bench::p2p

@@ -22,8 +22,8 @@
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
 #include "bench/type_corpus.hpp"
-#include "loom/loom.h"
 #include "ops/method.hpp"
+#include "loom/loom.h"
 
 namespace loom::bench {
 
@@ -31,7 +31,6 @@ namespace {
 
 constexpr const char* kTool = "loom-bench pack";
 
-constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
 // "Done when" targets of issue #2.
 constexpr double kTargetGeomean = 3.0;
 constexpr double kTargetTinyBlocks = 0.35;   // 1-4 B blocks, out of cache, fraction of memcpy
@@ -71,39 +70,29 @@ void print_help(FILE* out) {
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* opt) {
   bool sizes_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](const char* name) { return option_value(argc, argv, &i, kTool, name); };
-    if (const OptionParse taken = parse_sampling_option(argc, argv, &i, kTool, opt);
-        taken != OptionParse::NotMine) {
-      if (taken == OptionParse::Bad) return 2;
-      continue;
-    }
-    if (arg == "--help" || arg == "-h") {
-      print_help(stdout);
-      return 0;
-    } else if (arg == "--list") {
-      for (const auto& e : pack_corpus())
-        std::printf("%-16s %-5s %s\n", e.name, e.family, e.origin);
-      return 0;
-    } else if (arg == "--sizes") {
-      const char* v = value("--sizes");
-      if (!v || !parse_size_list(kTool, "size", v, &opt->sizes)) return 2;
-      sizes_given = true;
-    } else if (arg == "--types") {
-      const char* v = value("--types");
-      if (!v) return 2;
-      opt->type_filters = split_commas(v);
-    } else if (arg == "--max-span") {
-      const char* v = value("--max-span");
-      if (!v) return 2;
-      if (!parse_size(v, &opt->max_span)) return bad_option_value(kTool, "--max-span");
-    } else {
-      std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, arg.c_str());
-      print_help(stderr);
-      return 2;
-    }
-  }
+  const int parsed = parse_subcommand_options(
+      argc, argv, kTool, opt, print_help, [&](const std::string& arg, int* i) {
+        if (arg == "--list") {
+          for (const auto& e : pack_corpus())
+            std::printf("%-16s %-5s %s\n", e.name, e.family, e.origin);
+          return OptionParse::Done;
+        }
+        if (arg != "--sizes" && arg != "--types" && arg != "--max-span")
+          return OptionParse::NotMine;
+        const char* v = option_value(argc, argv, i, kTool, arg.c_str());
+        if (!v) return OptionParse::Bad;
+        if (arg == "--sizes") {
+          if (!parse_size_list(kTool, "size", v, &opt->sizes)) return OptionParse::Bad;
+          sizes_given = true;
+        } else if (arg == "--types") {
+          opt->type_filters = split_commas(v);
+        } else if (!parse_size(v, &opt->max_span)) {
+          bad_option_value(kTool, "--max-span");
+          return OptionParse::Bad;
+        }
+        return OptionParse::Taken;
+      });
+  if (parsed >= 0) return parsed;
   if (opt->quick && !sizes_given) opt->sizes = {1 * kKiB, 256 * kKiB};
   opt->finish(0.01);
   return -1;
@@ -215,10 +204,6 @@ struct CaseResult {
   Direction pack, unpack;
 };
 
-double gbps(int64_t bytes, double seconds) {
-  return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
-}
-
 // "12.3±4%": throughput at the median, with the p10-p90 spread of the time as +-half-width.
 std::string gbps_cell(int64_t bytes, const Summary& s) {
   const double spread = s.median > 0 ? (s.p90 - s.p10) / (2 * s.median) * 100 : 0;
@@ -246,7 +231,129 @@ std::string first_difference(const unsigned char* a, const unsigned char* b, int
 }
 
 // ---------------------------------------------------------------------------------------------
+// The variants of one direction: the host's call, Loom's and memcpy of the same bytes.
+
+using PackFunction = decltype(&MPI_Pack);
+using UnpackFunction = decltype(&MPI_Unpack);
+
+// A variant that runs `op` `calls` times back to back.
+template <class Op>
+Variant repeated(const char* name, Op op) {
+  return Variant(name, [op](int calls) {
+    for (int i = 0; i < calls; ++i) op();
+  });
+}
+
+Variant memcpy_variant(unsigned char* to, const unsigned char* from, size_t bytes) {
+  return repeated("memcpy", [=] {
+    std::memcpy(to, from, bytes);
+    do_not_optimize(to);
+  });
+}
+
+// Packs `count` `type` at `in`: the host into `host_out`, Loom into `loom_out` (outsize bytes
+// each); memcpy copies the `bytes` of `contig` into `loom_out`.
+std::vector<Variant> pack_variants(const unsigned char* in, int count, MPI_Datatype type,
+                                   unsigned char* host_out, unsigned char* loom_out, int outsize,
+                                   const unsigned char* contig, size_t bytes) {
+  auto with = [=](const char* name, PackFunction pack, unsigned char* out) {
+    return repeated(name, [=] {
+      int pos = 0;
+      pack(in, count, type, out, outsize, &pos, MPI_COMM_WORLD);
+      do_not_optimize(out);
+    });
+  };
+  return {with("host", &PMPI_Pack, host_out), with("loom", &MPI_Pack, loom_out),
+          memcpy_variant(loom_out, contig, bytes)};
+}
+
+// Unpacks `packed` (outsize bytes) into `count` `type` at `out`, host and Loom alike; memcpy
+// copies its first `bytes` into `contig`.
+std::vector<Variant> unpack_variants(const unsigned char* packed, int outsize, unsigned char* out,
+                                     int count, MPI_Datatype type, unsigned char* contig,
+                                     size_t bytes) {
+  auto with = [=](const char* name, UnpackFunction unpack) {
+    return repeated(name, [=] {
+      int pos = 0;
+      unpack(packed, outsize, &pos, out, count, type, MPI_COMM_WORLD);
+      do_not_optimize(out);
+    });
+  };
+  return {with("host", &PMPI_Unpack), with("loom", &MPI_Unpack),
+          memcpy_variant(contig, packed, bytes)};
+}
+
+// ---------------------------------------------------------------------------------------------
 // One case: build, verify, time.
+
+// The buffers of one case: the user buffer and its unpack target, both sides' packed bytes
+// and the contiguous bytes memcpy copies.
+struct CaseBuffers {
+  CaseBuffers(const CorpusType& ct, int outsize)
+      : src(allocate(ct.span_bytes, kTool)),
+        dst(allocate(ct.span_bytes, kTool)),
+        packed_host(allocate(outsize, kTool)),
+        packed_loom(allocate(outsize, kTool)),
+        contig(allocate(ct.packed_bytes, kTool)) {}
+  Buffer src, dst, packed_host, packed_loom, contig;
+};
+
+// Packs with both, compares every byte of `outsize`, then unpacks the host's bytes with both
+// into identically pre-filled buffers and compares those; records the routes and what differs.
+void verify_case(const CorpusType& ct, int outsize, CaseBuffers& b, CaseResult* r) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  unsigned char* in = b.src.get() + ct.base_offset;
+  unsigned char* out = b.dst.get() + ct.base_offset;
+  std::vector<std::string> errors;
+  loom_stats s0, s1, s2;
+  int pos_host = 0, pos_loom = 0;
+  const int rc_host =
+      PMPI_Pack(in, ct.count, ct.type, b.packed_host.get(), outsize, &pos_host, comm);
+  loom_get_stats(&s0);
+  const int rc_loom =
+      MPI_Pack(in, ct.count, ct.type, b.packed_loom.get(), outsize, &pos_loom, comm);
+  loom_get_stats(&s1);
+  r->route_pack = route_of(s0, s1, true);
+  if (rc_host != MPI_SUCCESS || rc_loom != MPI_SUCCESS)
+    errors.push_back(format("MPI_Pack rc: host %d, loom %d", rc_host, rc_loom));
+  if (pos_host != pos_loom || pos_host != ct.packed_bytes)
+    errors.push_back(format("pack position: host %d, loom %d, expected %lld", pos_host, pos_loom,
+                            static_cast<long long>(ct.packed_bytes)));
+  if (std::memcmp(b.packed_host.get(), b.packed_loom.get(), static_cast<size_t>(outsize)) != 0)
+    errors.push_back("packed bytes differ: " +
+                     first_difference(b.packed_host.get(), b.packed_loom.get(), outsize));
+  // src is free now (its contents no longer matter for timing), so it takes Loom's result.
+  std::memset(b.src.get(), 0x5a, static_cast<size_t>(ct.span_bytes));
+  std::memset(b.dst.get(), 0x5a, static_cast<size_t>(ct.span_bytes));
+  pos_host = pos_loom = 0;
+  const int urc_host =
+      PMPI_Unpack(b.packed_host.get(), outsize, &pos_host, out, ct.count, ct.type, comm);
+  loom_get_stats(&s1);
+  const int urc_loom =
+      MPI_Unpack(b.packed_host.get(), outsize, &pos_loom, in, ct.count, ct.type, comm);
+  loom_get_stats(&s2);
+  r->route_unpack = route_of(s1, s2, false);
+  if (urc_host != MPI_SUCCESS || urc_loom != MPI_SUCCESS)
+    errors.push_back(format("MPI_Unpack rc: host %d, loom %d", urc_host, urc_loom));
+  if (pos_host != pos_loom)
+    errors.push_back(format("unpack position: host %d, loom %d", pos_host, pos_loom));
+  if (std::memcmp(b.dst.get(), b.src.get(), static_cast<size_t>(ct.span_bytes)) != 0)
+    errors.push_back("unpacked buffers differ: " +
+                     first_difference(b.dst.get(), b.src.get(), ct.span_bytes));
+  for (const auto& e : errors) append_error(&r->verify_error, e);
+}
+
+void collect(const std::vector<Variant>& v, Direction* d) {
+  d->host = summarize(v[0].samples);
+  d->loom = summarize(v[1].samples);
+  d->memcpy = summarize(v[2].samples);
+  d->loom_over_host = paired_speed_ratio(v[0].samples, v[1].samples);
+  d->loom_over_memcpy = paired_speed_ratio(v[2].samples, v[1].samples);
+  d->host_over_memcpy = paired_speed_ratio(v[2].samples, v[0].samples);
+  d->calls_host = v[0].calls_per_sample;
+  d->calls_loom = v[1].calls_per_sample;
+  d->calls_memcpy = v[2].calls_per_sample;
+}
 
 CaseResult run_case(const CorpusEntry& entry, int64_t target, const Options& opt, int64_t l3_bytes,
                     CacheFlusher& flusher) {
@@ -255,11 +362,10 @@ CaseResult run_case(const CorpusEntry& entry, int64_t target, const Options& opt
   r.target_bytes = target;
   CorpusType ct = entry.build(target);
   r.shape = ct;
-  MPI_Comm comm = MPI_COMM_WORLD;
 
   int host_size = 0, loom_size = 0;
-  PMPI_Pack_size(ct.count, ct.type, comm, &host_size);
-  MPI_Pack_size(ct.count, ct.type, comm, &loom_size);
+  PMPI_Pack_size(ct.count, ct.type, MPI_COMM_WORLD, &host_size);
+  MPI_Pack_size(ct.count, ct.type, MPI_COMM_WORLD, &loom_size);
   const int outsize = std::max(host_size, loom_size);
   r.accelerated = loom_type_is_accelerated(ct.type) != 0;
   {
@@ -268,128 +374,30 @@ CaseResult run_case(const CorpusEntry& entry, int64_t target, const Options& opt
     r.plan = plan;
   }
 
-  Buffer src = allocate(ct.span_bytes, kTool), dst = allocate(ct.span_bytes, kTool);
-  Buffer packed_host = allocate(outsize, kTool), packed_loom = allocate(outsize, kTool);
-  Buffer contig = allocate(ct.packed_bytes, kTool);
-  fill_pattern(src.get(), ct.span_bytes, 1);
-  fill_pattern(contig.get(), ct.packed_bytes, 2);
-  std::memset(packed_host.get(), 0xcd, static_cast<size_t>(outsize));
-  std::memset(packed_loom.get(), 0xcd, static_cast<size_t>(outsize));
-  unsigned char* in = src.get() + ct.base_offset;
-  unsigned char* out = dst.get() + ct.base_offset;
+  CaseBuffers b(ct, outsize);
+  fill_pattern(b.src.get(), ct.span_bytes, 1);
+  fill_pattern(b.contig.get(), ct.packed_bytes, 2);
+  std::memset(b.packed_host.get(), 0xcd, static_cast<size_t>(outsize));
+  std::memset(b.packed_loom.get(), 0xcd, static_cast<size_t>(outsize));
 
-  // Verification: same input, same sentinel-filled outputs; compare every byte of outsize.
-  std::vector<std::string> errors;
+  // Verification: same input, same sentinel-filled outputs.
   if (host_size != loom_size)
-    errors.push_back(format("MPI_Pack_size: host %d, loom %d", host_size, loom_size));
-  loom_stats s0, s1, s2;
-  int pos_host = 0, pos_loom = 0;
-  const int rc_host = PMPI_Pack(in, ct.count, ct.type, packed_host.get(), outsize, &pos_host, comm);
-  loom_get_stats(&s0);
-  const int rc_loom = MPI_Pack(in, ct.count, ct.type, packed_loom.get(), outsize, &pos_loom, comm);
-  loom_get_stats(&s1);
-  r.route_pack = route_of(s0, s1, true);
-  if (rc_host != MPI_SUCCESS || rc_loom != MPI_SUCCESS)
-    errors.push_back(format("MPI_Pack rc: host %d, loom %d", rc_host, rc_loom));
-  if (pos_host != pos_loom || pos_host != ct.packed_bytes)
-    errors.push_back(format("pack position: host %d, loom %d, expected %lld", pos_host, pos_loom,
-                            static_cast<long long>(ct.packed_bytes)));
-  if (std::memcmp(packed_host.get(), packed_loom.get(), static_cast<size_t>(outsize)) != 0)
-    errors.push_back("packed bytes differ: " +
-                     first_difference(packed_host.get(), packed_loom.get(), outsize));
-  // Unpack the host's bytes with both into identically pre-filled buffers; src is free now
-  // (its contents no longer matter for timing), so it takes Loom's result.
-  std::memset(src.get(), 0x5a, static_cast<size_t>(ct.span_bytes));
-  std::memset(dst.get(), 0x5a, static_cast<size_t>(ct.span_bytes));
-  pos_host = pos_loom = 0;
-  const int urc_host =
-      PMPI_Unpack(packed_host.get(), outsize, &pos_host, out, ct.count, ct.type, comm);
-  loom_get_stats(&s1);
-  const int urc_loom =
-      MPI_Unpack(packed_host.get(), outsize, &pos_loom, in, ct.count, ct.type, comm);
-  loom_get_stats(&s2);
-  r.route_unpack = route_of(s1, s2, false);
-  if (urc_host != MPI_SUCCESS || urc_loom != MPI_SUCCESS)
-    errors.push_back(format("MPI_Unpack rc: host %d, loom %d", urc_host, urc_loom));
-  if (pos_host != pos_loom)
-    errors.push_back(format("unpack position: host %d, loom %d", pos_host, pos_loom));
-  if (std::memcmp(dst.get(), src.get(), static_cast<size_t>(ct.span_bytes)) != 0)
-    errors.push_back("unpacked buffers differ: " +
-                     first_difference(dst.get(), src.get(), ct.span_bytes));
-  r.verified = errors.empty();
-  for (const auto& e : errors) r.verify_error += (r.verify_error.empty() ? "" : "; ") + e;
+    r.verify_error = format("MPI_Pack_size: host %d, loom %d", host_size, loom_size);
+  verify_case(ct, outsize, b, &r);
+  r.verified = r.verify_error.empty();
 
   // Everything a sample touches: user buffer, packed buffer and the memcpy buffer.
   r.cold = ct.span_bytes + 2 * ct.packed_bytes > l3_bytes;
   const double budget = opt.seconds_per_case / 2;
   const auto bytes = static_cast<size_t>(ct.packed_bytes);
-  const int count = ct.count;
-  const MPI_Datatype type = ct.type;
-
-  std::vector<Variant> pack = {
-      {"host",
-       [&](int calls) {
-         for (int i = 0; i < calls; ++i) {
-           int pos = 0;
-           PMPI_Pack(in, count, type, packed_host.get(), outsize, &pos, comm);
-         }
-         do_not_optimize(packed_host.get());
-       }},
-      {"loom",
-       [&](int calls) {
-         for (int i = 0; i < calls; ++i) {
-           int pos = 0;
-           MPI_Pack(in, count, type, packed_loom.get(), outsize, &pos, comm);
-         }
-         do_not_optimize(packed_loom.get());
-       }},
-      {"memcpy",
-       [&](int calls) {
-         for (int i = 0; i < calls; ++i) {
-           std::memcpy(packed_loom.get(), contig.get(), bytes);
-           do_not_optimize(packed_loom.get());
-         }
-       }},
-  };
+  std::vector<Variant> pack =
+      pack_variants(b.src.get() + ct.base_offset, ct.count, ct.type, b.packed_host.get(),
+                    b.packed_loom.get(), outsize, b.contig.get(), bytes);
   measure(pack, r.cold, flusher, budget, opt.min_reps, opt.max_reps);
-  std::vector<Variant> unpack = {
-      {"host",
-       [&](int calls) {
-         for (int i = 0; i < calls; ++i) {
-           int pos = 0;
-           PMPI_Unpack(packed_host.get(), outsize, &pos, out, count, type, comm);
-         }
-         do_not_optimize(out);
-       }},
-      {"loom",
-       [&](int calls) {
-         for (int i = 0; i < calls; ++i) {
-           int pos = 0;
-           MPI_Unpack(packed_host.get(), outsize, &pos, out, count, type, comm);
-         }
-         do_not_optimize(out);
-       }},
-      {"memcpy",
-       [&](int calls) {
-         for (int i = 0; i < calls; ++i) {
-           std::memcpy(contig.get(), packed_host.get(), bytes);
-           do_not_optimize(contig.get());
-         }
-       }},
-  };
+  std::vector<Variant> unpack =
+      unpack_variants(b.packed_host.get(), outsize, b.dst.get() + ct.base_offset, ct.count, ct.type,
+                      b.contig.get(), bytes);
   measure(unpack, r.cold, flusher, budget, opt.min_reps, opt.max_reps);
-
-  auto collect = [](std::vector<Variant>& v, Direction* d) {
-    d->host = summarize(v[0].samples);
-    d->loom = summarize(v[1].samples);
-    d->memcpy = summarize(v[2].samples);
-    d->loom_over_host = paired_speed_ratio(v[0].samples, v[1].samples);
-    d->loom_over_memcpy = paired_speed_ratio(v[2].samples, v[1].samples);
-    d->host_over_memcpy = paired_speed_ratio(v[2].samples, v[0].samples);
-    d->calls_host = v[0].calls_per_sample;
-    d->calls_loom = v[1].calls_per_sample;
-    d->calls_memcpy = v[2].calls_per_sample;
-  };
   collect(pack, &r.pack);
   collect(unpack, &r.unpack);
   free_corpus_type(ct);
@@ -411,34 +419,9 @@ Overhead measure_overhead(const char* what, MPI_Datatype type, int count, int64_
          contig = allocate(bytes, kTool);
   fill_pattern(src.get(), span, 3);
   fill_pattern(contig.get(), bytes, 4);
-  unsigned char* in = src.get() + base_offset;
-  const int outsize = static_cast<int>(bytes);
-  MPI_Comm comm = MPI_COMM_WORLD;
-  std::vector<Variant> v = {
-      {"host",
-       [&](int calls) {
-         for (int i = 0; i < calls; ++i) {
-           int pos = 0;
-           PMPI_Pack(in, count, type, packed.get(), outsize, &pos, comm);
-         }
-         do_not_optimize(packed.get());
-       }},
-      {"loom",
-       [&](int calls) {
-         for (int i = 0; i < calls; ++i) {
-           int pos = 0;
-           MPI_Pack(in, count, type, packed.get(), outsize, &pos, comm);
-         }
-         do_not_optimize(packed.get());
-       }},
-      {"memcpy",
-       [&](int calls) {
-         for (int i = 0; i < calls; ++i) {
-           std::memcpy(packed.get(), contig.get(), static_cast<size_t>(bytes));
-           do_not_optimize(packed.get());
-         }
-       }},
-  };
+  std::vector<Variant> v =
+      pack_variants(src.get() + base_offset, count, type, packed.get(), packed.get(),
+                    static_cast<int>(bytes), contig.get(), static_cast<size_t>(bytes));
   const int reps = opt.quick ? 11 : 51;
   measure(v, false, flusher, opt.quick ? 0.01 : 0.3, reps, reps);
   auto to_ns = [](std::vector<double> s) {
@@ -449,58 +432,32 @@ Overhead measure_overhead(const char* what, MPI_Datatype type, int count, int64_
 }
 
 // ---------------------------------------------------------------------------------------------
-// Summary against the "Done when" targets.
+// The cases.
 
 std::string case_label(const CaseResult& c, const char* dir) {
   return format("%s %s %s", c.entry->name, human_bytes(c.target_bytes).c_str(), dir);
 }
 
-}  // namespace
-
-int run_pack(int argc, char** argv) {
-  Options opt;
-  if (const int rc = parse_options(argc, argv, &opt); rc >= 0) return rc;
-
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {  // only rank 0 measures; others must not disturb it
-    MPI_Finalize();
-    return 0;
-  }
-
-  const std::string mpi_name = mpi::host_mpi_version();
-  const bool loom_active = loom_is_active() != 0;
-  const int64_t l3 = cpu_cache_bytes("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
-  const int64_t l2 = cpu_cache_bytes("index2", _SC_LEVEL2_CACHE_SIZE, 1 * kMiB);
-  CacheFlusher flusher(2 * l3 + 4 * l2);
-
-  std::printf("loom-bench pack   host MPI: %s\n", mpi_name.c_str());
-  std::printf("Loom: %s   L3 %s, L2 %s   time bound %.2f s/case, reps %d..%d\n",
-              loom_active ? "active" : "INACTIVE", human_bytes(l3).c_str(), human_bytes(l2).c_str(),
-              opt.seconds_per_case, opt.min_reps, opt.max_reps);
-  if (!loom_active)
-    std::printf(
-        "NOTE: Loom is INACTIVE (LOOM_DISABLE=1, or libloom not interposed): MPI_Pack is the\n"
-        "      host's own, so every Loom/host ratio below measures noise and should be ~1.\n");
-  std::fflush(stdout);
-
-  // Select cases.
+// The corpus entries --types keeps.
+std::vector<const CorpusEntry*> select_entries(const Options& opt) {
   std::vector<const CorpusEntry*> entries;
   for (const auto& e : pack_corpus()) {
     bool keep = opt.type_filters.empty();
     for (const auto& f : opt.type_filters) keep |= std::string(e.name).find(f) != std::string::npos;
     if (keep) entries.push_back(&e);
   }
-  if (entries.empty()) {
-    std::fprintf(stderr, "%s: no corpus type matches --types\n", kTool);
-    MPI_Finalize();
-    return 2;
-  }
+  return entries;
+}
 
+struct Run {
   std::vector<CaseResult> results;
   std::vector<std::string> skipped;
+  std::vector<Overhead> overheads;
+};
+
+// Every entry at every size whose buffer --max-span allows; progress on stderr.
+void run_cases(const std::vector<const CorpusEntry*>& entries, const Options& opt, int64_t l3,
+               CacheFlusher& flusher, Run* run) {
   const size_t total = entries.size() * opt.sizes.size();
   size_t done = 0;
   for (const CorpusEntry* e : entries) {
@@ -511,49 +468,52 @@ int run_pack(int argc, char** argv) {
         const int64_t span = probe.span_bytes;
         free_corpus_type(probe);
         if (span > opt.max_span) {
-          skipped.push_back(format("%s %s (buffer %s > --max-span)", e->name,
-                                   human_bytes(size).c_str(), human_bytes(span).c_str()));
+          run->skipped.push_back(format("%s %s (buffer %s > --max-span)", e->name,
+                                        human_bytes(size).c_str(), human_bytes(span).c_str()));
           continue;
         }
       }
       const double case_start = now_seconds();
-      results.push_back(run_case(*e, size, opt, l3, flusher));
+      run->results.push_back(run_case(*e, size, opt, l3, flusher));
       std::fprintf(stderr, "[%3zu/%zu] %-16s %-8s %5.2f s\n", done, total, e->name,
                    human_bytes(size).c_str(), now_seconds() - case_start);
-      const CaseResult& r = results.back();
+      const CaseResult& r = run->results.back();
       if (!r.verified)
         std::fprintf(stderr, "VERIFY FAILED: %s %s: %s\n", e->name, human_bytes(size).c_str(),
                      r.verify_error.c_str());
     }
   }
+}
 
-  // Per-call overhead on 1 KiB packs.
-  std::vector<Overhead> overheads;
-  {
-    CorpusType contig = finish_corpus_type(
-        [] {
-          MPI_Datatype t;
-          MPI_Type_contiguous(1024, MPI_BYTE, &t);
-          return t;
-        }(),
-        1, 1024, "contiguous 1 KiB");
-    overheads.push_back(measure_overhead("contiguous(1024, MPI_BYTE)", contig.type, 1,
-                                         contig.base_offset, contig.span_bytes, 1024, opt,
-                                         flusher));
-    free_corpus_type(contig);
-    if (const CorpusEntry* vec = find_corpus_entry("vec1d_b8")) {
-      CorpusType v = vec->build(1024);
-      overheads.push_back(measure_overhead("vec1d_b8 (128 x 8 B, stride 16 B)", v.type, v.count,
-                                           v.base_offset, v.span_bytes, v.packed_bytes, opt,
-                                           flusher));
-      free_corpus_type(v);
-    }
+// Per-call overhead on 1 KiB packs.
+void measure_overheads(const Options& opt, CacheFlusher& flusher, Run* run) {
+  CorpusType contig = finish_corpus_type(
+      [] {
+        MPI_Datatype t;
+        MPI_Type_contiguous(1024, MPI_BYTE, &t);
+        return t;
+      }(),
+      1, 1024, "contiguous 1 KiB");
+  run->overheads.push_back(measure_overhead("contiguous(1024, MPI_BYTE)", contig.type, 1,
+                                            contig.base_offset, contig.span_bytes, 1024, opt,
+                                            flusher));
+  free_corpus_type(contig);
+  if (const CorpusEntry* vec = find_corpus_entry("vec1d_b8")) {
+    CorpusType v = vec->build(1024);
+    run->overheads.push_back(measure_overhead("vec1d_b8 (128 x 8 B, stride 16 B)", v.type, v.count,
+                                              v.base_offset, v.span_bytes, v.packed_bytes, opt,
+                                              flusher));
+    free_corpus_type(v);
   }
+}
 
-  // Table.
+// ---------------------------------------------------------------------------------------------
+// Report.
+
+void print_table(const MpiRun& mpi, const Run& run) {
   Table table({"type", "size", "packed", "blk", "mem", "loom", "pack host GB/s", "loom GB/s",
                "memcpy", "L/H", "L/mcpy", "unpack host", "loom GB/s", "memcpy", "L/H", "L/mcpy"});
-  for (const auto& r : results) {
+  for (const auto& r : run.results) {
     const int64_t b = r.shape.packed_bytes;
     std::string loom_state = !r.verified              ? "MISMATCH"
                              : !r.accelerated         ? "host"
@@ -573,22 +533,34 @@ int run_pack(int argc, char** argv) {
       "\nhost MPI: %s   (GB/s of packed bytes at the median, ±: p10-p90 half-spread;\n"
       "L/H = Loom/host speed-up; L/mcpy = Loom as %% of memcpy of the same bytes;\n"
       "mem = DRAM: working set > L3, caches flushed before every sample)\n\n",
-      mpi_name.c_str());
+      mpi.host_mpi.c_str());
   table.print(stdout);
-  for (const auto& s : skipped) std::printf("skipped: %s\n", s.c_str());
+  for (const auto& s : run.skipped) std::printf("skipped: %s\n", s.c_str());
+}
 
-  // Summary.
-  std::vector<double> sp_pack, sp_unpack, sp_all;
-  TargetLine worst("worst Loom/host ratio over all cases", kTargetWorst);
-  TargetLine tiny("min Loom/memcpy, 1-4 B blocks, >=32 MiB", kTargetTinyBlocks);
-  TargetLine large("min Loom/memcpy, >=16 B blocks, >=32 MiB", kTargetLargeBlocks);
+// This run against the "Done when" targets of issue #2.
+struct TargetSummary {
+  TargetLine worst{"worst Loom/host ratio over all cases", kTargetWorst};
+  TargetLine tiny{"min Loom/memcpy, 1-4 B blocks, >=32 MiB", kTargetTinyBlocks};
+  TargetLine large{"min Loom/memcpy, >=16 B blocks, >=32 MiB", kTargetLargeBlocks};
+  TargetLine gm_pack{"geomean Loom/host speed-up, pack", kTargetGeomean};
+  TargetLine gm_unpack{"geomean Loom/host speed-up, unpack", kTargetGeomean};
+  TargetLine gm_all{"geomean Loom/host speed-up, overall", kTargetGeomean};
   int below_worst = 0, not_accelerated = 0, mismatches = 0;
   std::vector<std::string> host_routed;
+  std::vector<const TargetLine*> targets() const {
+    return {&gm_pack, &gm_unpack, &gm_all, &tiny, &large, &worst};
+  }
+};
+
+TargetSummary evaluate_targets(const std::vector<CaseResult>& results) {
+  TargetSummary t;
+  std::vector<double> sp_pack, sp_unpack, sp_all;
   for (const auto& r : results) {
-    if (!r.verified) ++mismatches;
+    if (!r.verified) ++t.mismatches;
     if (!r.accelerated || r.route_pack != "loom" || r.route_unpack != "loom") {
-      ++not_accelerated;
-      host_routed.push_back(format("%s@%s", r.entry->name, human_bytes(r.target_bytes).c_str()));
+      ++t.not_accelerated;
+      t.host_routed.push_back(format("%s@%s", r.entry->name, human_bytes(r.target_bytes).c_str()));
     }
     const Direction* dirs[2] = {&r.pack, &r.unpack};
     const char* names[2] = {"pack", "unpack"};
@@ -596,156 +568,174 @@ int run_pack(int argc, char** argv) {
       const double sp = dirs[d]->speedup();
       (d == 0 ? sp_pack : sp_unpack).push_back(sp);
       sp_all.push_back(sp);
-      if (sp < kTargetWorst) ++below_worst;
-      worst.add(sp, case_label(r, names[d]));
+      if (sp < kTargetWorst) ++t.below_worst;
+      t.worst.add(sp, case_label(r, names[d]));
       if (!r.entry->regular || r.target_bytes < kOutOfCacheBytes) continue;
       const int64_t blk = r.shape.min_block_bytes;
-      TargetLine* bucket = blk >= 1 && blk <= 4 ? &tiny : blk >= 16 ? &large : nullptr;
+      TargetLine* bucket = blk >= 1 && blk <= 4 ? &t.tiny : blk >= 16 ? &t.large : nullptr;
       if (!bucket) continue;
       bucket->add(dirs[d]->loom_vs_memcpy(), case_label(r, names[d]));
     }
   }
-  TargetLine gm_pack("geomean Loom/host speed-up, pack", kTargetGeomean);
-  TargetLine gm_unpack("geomean Loom/host speed-up, unpack", kTargetGeomean);
-  TargetLine gm_all("geomean Loom/host speed-up, overall", kTargetGeomean);
-  gm_pack.set_geomean(sp_pack);
-  gm_unpack.set_geomean(sp_unpack);
-  gm_all.set_geomean(sp_all);
-  const std::vector<const TargetLine*> targets = {&gm_pack, &gm_unpack, &gm_all,
-                                                  &tiny,    &large,     &worst};
+  t.gm_pack.set_geomean(sp_pack);
+  t.gm_unpack.set_geomean(sp_unpack);
+  t.gm_all.set_geomean(sp_all);
+  return t;
+}
 
+void print_summary(const MpiRun& mpi, const Run& run, const TargetSummary& t) {
   std::printf("\nSummary vs issue #2 \"Done when\" (this run, host %s, Loom %s):\n",
-              mpi_name.c_str(), loom_active ? "active" : "INACTIVE");
-  for (const TargetLine* t : targets) {
-    const bool is_fraction = t == &tiny || t == &large;
-    std::string value = !t->has_value() ? std::string("n/a")
-                        : is_fraction   ? format("%.0f%%", 100 * t->value)
-                                        : format("%.2fx", t->value);
+              mpi.host_mpi.c_str(), mpi.loom_state());
+  for (const TargetLine* line : t.targets()) {
+    const bool is_fraction = line == &t.tiny || line == &t.large;
+    std::string value = !line->has_value() ? std::string("n/a")
+                        : is_fraction      ? format("%.0f%%", 100 * line->value)
+                                           : format("%.2fx", line->value);
     std::string target =
-        is_fraction ? format(">= %.0f%%", 100 * t->target) : format(">= %.2fx", t->target);
-    std::printf("  %-42s %-8s target %-8s %-4s (%d cases%s%s)\n", t->name.c_str(), value.c_str(),
+        is_fraction ? format(">= %.0f%%", 100 * line->target) : format(">= %.2fx", line->target);
+    std::printf("  %-42s %-8s target %-8s %-4s (%d cases%s%s)\n", line->name.c_str(), value.c_str(),
                 target.c_str(),
-                !t->has_value() ? "n/a"
-                : t->pass()     ? "PASS"
-                                : "FAIL",
-                t->cases, t->worst_case.empty() ? "" : "; worst: ", t->worst_case.c_str());
+                !line->has_value() ? "n/a"
+                : line->pass()     ? "PASS"
+                                   : "FAIL",
+                line->cases, line->worst_case.empty() ? "" : "; worst: ", line->worst_case.c_str());
   }
+  const size_t cases = run.results.size();
   std::printf("  cases below %.2fx: %d of %d (pack and unpack counted separately)\n", kTargetWorst,
-              below_worst, worst.cases);
+              t.below_worst, t.worst.cases);
   std::printf("  verification (Loom bytes == host bytes, pack and unpack): %s (%d of %zu cases)\n",
-              mismatches == 0 ? "PASS" : "FAIL", static_cast<int>(results.size()) - mismatches,
-              results.size());
+              t.mismatches == 0 ? "PASS" : "FAIL", static_cast<int>(cases) - t.mismatches, cases);
   std::printf("  served by Loom's engine (loom_type_is_accelerated and stats): %zu of %zu cases",
-              results.size() - static_cast<size_t>(not_accelerated), results.size());
-  if (!host_routed.empty()) {
+              cases - static_cast<size_t>(t.not_accelerated), cases);
+  if (!t.host_routed.empty()) {
     std::printf("; fell back to host:");
-    for (size_t i = 0; i < host_routed.size() && i < 12; ++i)
-      std::printf(" %s", host_routed[i].c_str());
-    if (host_routed.size() > 12) std::printf(" ... (+%zu)", host_routed.size() - 12);
+    for (size_t i = 0; i < t.host_routed.size() && i < 12; ++i)
+      std::printf(" %s", t.host_routed[i].c_str());
+    if (t.host_routed.size() > 12) std::printf(" ... (+%zu)", t.host_routed.size() - 12);
   }
   std::printf("\n");
-  for (const auto& o : overheads)
+  for (const auto& o : run.overheads)
     std::printf(
         "  per-call overhead, 1 KiB pack, %s: host %.0f ns, Loom %.0f ns (memcpy %.0f ns)"
         " [p10-p90 host %.0f-%.0f, Loom %.0f-%.0f]\n",
         o.what.c_str(), o.host_ns.median, o.loom_ns.median, o.memcpy_ns.median, o.host_ns.p10,
         o.host_ns.p90, o.loom_ns.p10, o.loom_ns.p90);
   std::fflush(stdout);
+}
 
-  if (!opt.json_path.empty()) {
-    JsonRunHeader header("pack");
-    header.machine = {{"l3_bytes", l3}, {"l2_bytes", l2}};
-    JsonWriter j;
-    begin_json_report(j, header);
-    j.begin_object("options");
-    j.field("quick", opt.quick);
-    j.field("seconds_per_case", opt.seconds_per_case);
-    j.field("min_reps", opt.min_reps);
-    j.field("max_reps", opt.max_reps);
-    j.field("max_span", opt.max_span);
-    j.begin_array("sizes");
-    for (int64_t s : opt.sizes) j.field(nullptr, s);
-    j.end_array();
+void write_direction(JsonWriter& j, const char* name, const Direction& x, int64_t b) {
+  j.begin_object(name);
+  j.field("host_seconds", x.host);
+  j.field("loom_seconds", x.loom);
+  j.field("memcpy_seconds", x.memcpy);
+  j.field("host_gbps", gbps(b, x.host.median));
+  j.field("loom_gbps", gbps(b, x.loom.median));
+  j.field("memcpy_gbps", gbps(b, x.memcpy.median));
+  j.field("host_gbps_p10", gbps(b, x.host.p90));  // slow samples give the low throughput
+  j.field("host_gbps_p90", gbps(b, x.host.p10));
+  j.field("loom_gbps_p10", gbps(b, x.loom.p90));
+  j.field("loom_gbps_p90", gbps(b, x.loom.p10));
+  j.field("speedup", x.speedup());
+  j.field("speedup_spread", x.loom_over_host);
+  j.field("speedup_of_medians", x.loom.median > 0 ? x.host.median / x.loom.median : 0.0);
+  j.field("loom_vs_memcpy", x.loom_vs_memcpy());
+  j.field("host_vs_memcpy", x.host_vs_memcpy());
+  j.field("calls_per_sample_host", x.calls_host);
+  j.field("calls_per_sample_loom", x.calls_loom);
+  j.field("calls_per_sample_memcpy", x.calls_memcpy);
+  j.end_object();
+}
+
+void write_case(JsonWriter& j, const CaseResult& r) {
+  j.begin_object();
+  j.field("type", r.entry->name);
+  j.field("family", r.entry->family);
+  j.field("regular", r.entry->regular);
+  j.field("origin", r.entry->origin);
+  j.field("shape", r.shape.shape);
+  j.field("target_bytes", r.target_bytes);
+  j.field("packed_bytes", r.shape.packed_bytes);
+  j.field("span_bytes", r.shape.span_bytes);
+  j.field("count", r.shape.count);
+  j.field("min_block_bytes", r.shape.min_block_bytes);
+  j.field("cache", r.cold ? "dram" : "cache");
+  j.field("accelerated", r.accelerated);
+  j.field("route_pack", r.route_pack);
+  j.field("route_unpack", r.route_unpack);
+  j.field("plan", r.plan);
+  write_verification(j, r.verify_error);
+  write_direction(j, "pack", r.pack, r.shape.packed_bytes);
+  write_direction(j, "unpack", r.unpack, r.shape.packed_bytes);
+  j.end_object();
+}
+
+bool write_json(const Options& opt, int64_t l3, int64_t l2, const Run& run,
+                const TargetSummary& t) {
+  JsonWriter j = begin_json_report(
+      {.subcommand = "pack", .machine = {{"l3_bytes", l3}, {"l2_bytes", l2}}}, opt);
+  opt.write_json(j);
+  j.field("max_span", opt.max_span);
+  j.array("sizes", opt.sizes);
+  j.end_object();
+  j.begin_array("cases");
+  for (const auto& r : run.results) write_case(j, r);
+  j.end_array();
+  j.array("skipped", run.skipped);
+  j.begin_object("summary");
+  j.field("geomean_speedup_pack", t.gm_pack.value);
+  j.field("geomean_speedup_unpack", t.gm_unpack.value);
+  j.field("geomean_speedup", t.gm_all.value);
+  write_targets(j, t.targets());
+  j.field("cases_below_worst_target", t.below_worst);
+  j.field("verify_failures", t.mismatches);
+  j.field("not_accelerated", t.not_accelerated);
+  j.begin_array("overhead_1k");
+  for (const auto& o : run.overheads) {
+    j.begin_object();
+    j.field("what", o.what);
+    j.field("host_ns", o.host_ns);
+    j.field("loom_ns", o.loom_ns);
+    j.field("memcpy_ns", o.memcpy_ns);
     j.end_object();
-    j.begin_array("cases");
-    for (const auto& r : results) {
-      j.begin_object();
-      j.field("type", r.entry->name);
-      j.field("family", r.entry->family);
-      j.field("regular", r.entry->regular);
-      j.field("origin", r.entry->origin);
-      j.field("shape", r.shape.shape);
-      j.field("target_bytes", r.target_bytes);
-      j.field("packed_bytes", r.shape.packed_bytes);
-      j.field("span_bytes", r.shape.span_bytes);
-      j.field("count", r.shape.count);
-      j.field("min_block_bytes", r.shape.min_block_bytes);
-      j.field("cache", r.cold ? "dram" : "cache");
-      j.field("accelerated", r.accelerated);
-      j.field("route_pack", r.route_pack);
-      j.field("route_unpack", r.route_unpack);
-      j.field("plan", r.plan);
-      j.field("verified", r.verified);
-      if (!r.verified) j.field("verify_error", r.verify_error);
-      const Direction* dirs[2] = {&r.pack, &r.unpack};
-      const char* names[2] = {"pack", "unpack"};
-      for (int d = 0; d < 2; ++d) {
-        const Direction& x = *dirs[d];
-        const int64_t b = r.shape.packed_bytes;
-        j.begin_object(names[d]);
-        j.field("host_seconds", x.host);
-        j.field("loom_seconds", x.loom);
-        j.field("memcpy_seconds", x.memcpy);
-        j.field("host_gbps", gbps(b, x.host.median));
-        j.field("loom_gbps", gbps(b, x.loom.median));
-        j.field("memcpy_gbps", gbps(b, x.memcpy.median));
-        j.field("host_gbps_p10", gbps(b, x.host.p90));  // slow samples give the low throughput
-        j.field("host_gbps_p90", gbps(b, x.host.p10));
-        j.field("loom_gbps_p10", gbps(b, x.loom.p90));
-        j.field("loom_gbps_p90", gbps(b, x.loom.p10));
-        j.field("speedup", x.speedup());
-        j.field("speedup_spread", x.loom_over_host);
-        j.field("speedup_of_medians", x.loom.median > 0 ? x.host.median / x.loom.median : 0.0);
-        j.field("loom_vs_memcpy", x.loom_vs_memcpy());
-        j.field("host_vs_memcpy", x.host_vs_memcpy());
-        j.field("calls_per_sample_host", x.calls_host);
-        j.field("calls_per_sample_loom", x.calls_loom);
-        j.field("calls_per_sample_memcpy", x.calls_memcpy);
-        j.end_object();
-      }
-      j.end_object();
-    }
-    j.end_array();
-    j.begin_array("skipped");
-    for (const auto& s : skipped) j.field(nullptr, s);
-    j.end_array();
-    j.begin_object("summary");
-    j.field("geomean_speedup_pack", gm_pack.value);
-    j.field("geomean_speedup_unpack", gm_unpack.value);
-    j.field("geomean_speedup", gm_all.value);
-    write_targets(j, targets);
-    j.field("cases_below_worst_target", below_worst);
-    j.field("verify_failures", mismatches);
-    j.field("not_accelerated", not_accelerated);
-    j.begin_array("overhead_1k");
-    for (const auto& o : overheads) {
-      j.begin_object();
-      j.field("what", o.what);
-      j.field("host_ns", o.host_ns);
-      j.field("loom_ns", o.loom_ns);
-      j.field("memcpy_ns", o.memcpy_ns);
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-    if (!finish_json_report(j, opt.json_path, kTool)) {
-      MPI_Finalize();
-      return 1;
-    }
   }
+  j.end_array();
+  j.end_object();
+  return finish_json_report(j, opt.json_path, kTool);
+}
 
-  MPI_Finalize();
-  return mismatches == 0 ? 0 : 1;
+int measure_packs(const Options& opt, const MpiRun& mpi) {
+  if (mpi.rank != 0) return 0;  // only rank 0 measures; others must not disturb it
+
+  const int64_t l3 = cpu_cache_bytes("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
+  const int64_t l2 = cpu_cache_bytes("index2", _SC_LEVEL2_CACHE_SIZE, 1 * kMiB);
+  CacheFlusher flusher(2 * l3 + 4 * l2);
+
+  std::printf("loom-bench pack   host MPI: %s\n", mpi.host_mpi.c_str());
+  std::printf("Loom: %s   L3 %s, L2 %s   time bound %.2f s/case, reps %d..%d\n", mpi.loom_state(),
+              human_bytes(l3).c_str(), human_bytes(l2).c_str(), opt.seconds_per_case, opt.min_reps,
+              opt.max_reps);
+  note_if_loom_inactive(
+      mpi,
+      "MPI_Pack is the\n"
+      "      host's own, so every Loom/host ratio below measures noise and should be ~1.\n");
+  std::fflush(stdout);
+
+  const std::vector<const CorpusEntry*> entries = select_entries(opt);
+  if (entries.empty()) return mpi.refuse(2, format("%s: no corpus type matches --types\n", kTool));
+  Run run;
+  run_cases(entries, opt, l3, flusher, &run);
+  measure_overheads(opt, flusher, &run);
+  print_table(mpi, run);
+  const TargetSummary summary = evaluate_targets(run.results);
+  print_summary(mpi, run, summary);
+  if (!opt.json_path.empty() && !write_json(opt, l3, l2, run, summary)) return 1;
+  return summary.mismatches == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int run_pack(int argc, char** argv) {
+  return run_mpi_subcommand(argc, argv, true, parse_options, measure_packs);
 }
 
 }  // namespace loom::bench

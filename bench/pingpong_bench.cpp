@@ -21,16 +21,13 @@
 #include "bench/p2p_common.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
+#include "ops/method.hpp"
 #include "loom/loom.h"
 #include "model/trial.hpp"
-#include "ops/method.hpp"
 
 namespace loom::bench {
 
 namespace {
-
-using p2p::kKiB;
-using p2p::kMiB;
 
 constexpr const char* kTool = "loom-bench pingpong";
 // Targets of issue #3 (printed, never enforced here).
@@ -80,35 +77,25 @@ void print_help(FILE* out) {
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* opt) {
   bool sizes_given = false, blocks_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](const char* name) { return option_value(argc, argv, &i, kTool, name); };
-    if (const OptionParse taken = parse_sampling_option(argc, argv, &i, kTool, opt);
-        taken != OptionParse::NotMine) {
-      if (taken == OptionParse::Bad) return 2;
-      continue;
-    }
-    if (arg == "--help" || arg == "-h") {
-      print_help(stdout);
-      return 0;
-    } else if (arg == "--sizes") {
-      const char* v = value("--sizes");
-      if (!v || !parse_size_list(kTool, "size", v, &opt->sizes)) return 2;
-      sizes_given = true;
-    } else if (arg == "--blocks") {
-      const char* v = value("--blocks");
-      if (!v || !parse_size_list(kTool, "block size", v, &opt->blocks)) return 2;
-      blocks_given = true;
-    } else if (arg == "--shapes") {
-      const char* v = value("--shapes");
-      if (!v) return 2;
-      opt->shape_filters = split_commas(v);
-    } else {
-      std::fprintf(stderr, "%s: unknown option '%s'\n", kTool, arg.c_str());
-      print_help(stderr);
-      return 2;
-    }
-  }
+  const int parsed = parse_subcommand_options(
+      argc, argv, kTool, opt, print_help, [&](const std::string& arg, int* i) {
+        if (arg == "--sizes" || arg == "--blocks") {
+          const bool sizes = arg == "--sizes";
+          const char* v = option_value(argc, argv, i, kTool, arg.c_str());
+          if (!v || !parse_size_list(kTool, sizes ? "size" : "block size", v,
+                                     sizes ? &opt->sizes : &opt->blocks))
+            return OptionParse::Bad;
+          (sizes ? sizes_given : blocks_given) = true;
+        } else if (arg == "--shapes") {
+          const char* v = option_value(argc, argv, i, kTool, "--shapes");
+          if (!v) return OptionParse::Bad;
+          opt->shape_filters = split_commas(v);
+        } else {
+          return OptionParse::NotMine;
+        }
+        return OptionParse::Taken;
+      });
+  if (parsed >= 0) return parsed;
   if (!sizes_given)
     opt->sizes =
         opt->quick ? std::vector<int64_t>{64, 4 * kKiB, 256 * kKiB, 1 * kMiB} : default_sizes();
@@ -129,15 +116,8 @@ struct Shape {
 };
 
 const char* family_name(Family f) {
-  switch (f) {
-    case Family::Vector:
-      return "vector";
-    case Family::Subarray:
-      return "subarray";
-    case Family::Indexed:
-      return "indexed_block";
-  }
-  return "?";
+  static const char* const kNames[] = {"vector", "subarray", "indexed_block"};  // by Family
+  return kNames[static_cast<int>(f)];
 }
 
 std::vector<Shape> select_shapes(const Options& opt) {
@@ -276,8 +256,6 @@ void ping_pong(const Path& p, int rank, Exchange& x, int iterations, MPI_Status*
   }
 }
 
-constexpr int kMessageChars = 240;
-
 // One round trip with fresh patterns; each rank checks its whole receive buffer (typemap bytes
 // equal to the peer's pattern, every other byte untouched) and the status. Returns "" on both
 // ranks' success, else (on rank 0) every failing rank's description.
@@ -289,13 +267,12 @@ std::string verify(const Path& p, int rank, Exchange& x, uint64_t seed) {
   MPI_Status status;
   ping_pong(p, rank, x, 1, &status);
 
-  char message[kMessageChars] = {};
+  std::string message;
   int count = -1;
   MPI_Get_count(&status, x.type, &count);
   if (count != 1 || status.MPI_SOURCE != peer || status.MPI_TAG != p.tag) {
-    std::snprintf(message, sizeof message,
-                  "rank %d, %s path: status says count=%d source=%d tag=%d (want 1, %d, %d)", rank,
-                  p.name, count, status.MPI_SOURCE, status.MPI_TAG, peer, p.tag);
+    message = format("rank %d, %s path: status says count=%d source=%d tag=%d (want 1, %d, %d)",
+                     rank, p.name, count, status.MPI_SOURCE, status.MPI_TAG, peer, p.tag);
   } else {
     fill_pattern(x.scratch.get(), x.span_bytes, seed + static_cast<uint64_t>(peer));
     int pos = 0;
@@ -311,22 +288,14 @@ std::string verify(const Path& p, int rank, Exchange& x, uint64_t seed) {
       int64_t first = 0, wrong = 0;
       for (int64_t i = x.span_bytes - 1; i >= 0; --i)
         if (got[i] != want[i]) first = i, ++wrong;
-      std::snprintf(message, sizeof message,
-                    "rank %d, %s path: %lld of %lld buffer bytes wrong, first at byte %lld "
-                    "(got 0x%02x, want 0x%02x)",
-                    rank, p.name, (long long)wrong, (long long)x.span_bytes, (long long)first,
-                    got[first], want[first]);
+      message = format(
+          "rank %d, %s path: %lld of %lld buffer bytes wrong, first at byte %lld "
+          "(got 0x%02x, want 0x%02x)",
+          rank, p.name, (long long)wrong, (long long)x.span_bytes, (long long)first, got[first],
+          want[first]);
     }
   }
-  char all[2 * kMessageChars];
-  PMPI_Gather(message, kMessageChars, MPI_CHAR, all, kMessageChars, MPI_CHAR, 0, MPI_COMM_WORLD);
-  std::string result;
-  if (rank == 0)
-    for (int r = 0; r < 2; ++r) {
-      const std::string m(all + r * kMessageChars, strnlen(all + r * kMessageChars, kMessageChars));
-      if (!m.empty()) result += (result.empty() ? "" : "; ") + m;
-    }
-  return result;
+  return p2p::gather_rank_messages(message, rank, 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,19 +350,16 @@ Floor measure_floor(Exchange& x, bool quick) {
   return f;
 }
 
-struct CaseResult {
+struct CaseResult : p2p::PathTimes {  // one-way seconds (rank 0's view)
   Shape shape;
   int64_t packed_bytes = 0, span_bytes = 0;
   std::string geometry;
   bool dram = false;
-  std::string route;     // which engine served Loom's sends and receives on rank 0
-  Summary host, loom;    // one-way seconds (rank 0's view)
-  Summary paired_ratio;  // host/Loom of the adjacent samples of each repetition
-  Floor floor;           // rank 0's
+  std::string route;  // which engine served Loom's sends and receives on rank 0
+  Floor floor;        // rank 0's
   int iterations_per_sample = 0, warmup = 0;
   std::string verify_error;
   bool verified() const { return verify_error.empty(); }
-  double ratio() const { return loom.median > 0 ? host.median / loom.median : 0; }
   // The best host/loom ratio any transport could reach here (Floor).
   double ratio_bound() const { return floor.seconds() > 0 ? host.median / floor.seconds() : 0; }
 };
@@ -421,7 +387,7 @@ CaseResult run_case(const Shape& shape, const BuiltType& bt, int rank, const Opt
   // Verify both paths.
   std::string errors = verify(host, rank, x, 1);
   const std::string loom_error = verify(loom, rank, x, 2);
-  if (!loom_error.empty()) errors += (errors.empty() ? "" : "; ") + loom_error;
+  if (!loom_error.empty()) append_error(&errors, loom_error);
 
   // Loom's first messages of a kind try both methods (docs/model.md, "Online trials"): let
   // them pass before anything is timed.
@@ -467,11 +433,7 @@ CaseResult run_case(const Shape& shape, const BuiltType& bt, int rank, const Opt
       samples[k].push_back((now_seconds() - t0) / (2.0 * plan[1]));
     }
   }
-  std::vector<double> ratios;
-  for (size_t i = 0; i < samples[0].size(); ++i) ratios.push_back(samples[0][i] / samples[1][i]);
-  r.host = summarize(samples[0]);
-  r.loom = summarize(samples[1]);
-  r.paired_ratio = summarize(ratios);
+  r.summarize_samples(samples);
 
   // Again after timing, with new patterns: a path that stops delivering after its first use
   // would otherwise go unnoticed.
@@ -484,11 +446,57 @@ CaseResult run_case(const Shape& shape, const BuiltType& bt, int rank, const Opt
       const auto used = p2p::RouteCounters::now().since(before);
       r.route = p2p::route_of(used.p2p_loom, used.p2p_host);
     }
-    if (!e.empty()) errors += (errors.empty() ? "" : "; ") + e + " (after timing)";
+    if (!e.empty()) append_error(&errors, e + " (after timing)");
   }
   r.verify_error = errors;
   r.floor = measure_floor(x, opt.quick);
   return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases.
+
+struct Run {
+  std::vector<CaseResult> results;
+  std::vector<std::string> skipped;
+  std::string skipped_line;  // compact: "vec_b8 1 B, 4 B; vec_b16 ..."
+  int failures = 0;
+};
+
+// Every shape at every size that fits it, both ranks; progress on rank 0's stderr.
+Run run_cases(const std::vector<Shape>& shapes, int rank, const Options& opt, int64_t llc) {
+  Run run;
+  const size_t total = shapes.size() * opt.sizes.size();
+  size_t done = 0;
+  for (const Shape& shape : shapes) {
+    bool shape_skipped = false;
+    for (int64_t size : opt.sizes) {
+      ++done;
+      BuiltType bt;
+      const std::string why_not = build_type(shape, size, &bt);
+      if (!why_not.empty()) {
+        run.skipped.push_back(
+            format("%s %s (%s)", shape.name.c_str(), human_bytes(size).c_str(), why_not.c_str()));
+        run.skipped_line += (shape_skipped              ? ", "
+                             : run.skipped_line.empty() ? ""
+                                                        : "; ") +
+                            (shape_skipped ? "" : shape.name + " ") + human_bytes(size);
+        shape_skipped = true;
+        continue;
+      }
+      const double start = now_seconds();
+      run.results.push_back(run_case(shape, bt, rank, opt, llc));
+      MPI_Type_free(&bt.type);
+      if (rank != 0) continue;
+      std::fprintf(stderr, "[%3zu/%zu] %-14s %-8s %5.2f s\n", done, total, shape.name.c_str(),
+                   human_bytes(size).c_str(), now_seconds() - start);
+      if (!run.results.back().verified())
+        std::fprintf(stderr, "VERIFY FAILED: %s %s: %s\n", shape.name.c_str(),
+                     human_bytes(size).c_str(), run.results.back().verify_error.c_str());
+    }
+  }
+  for (const auto& r : run.results) run.failures += r.verified() ? 0 : 1;
+  return run;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,35 +506,112 @@ double mbps(int64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e6 : 0;
 }
 
-std::string usec_cell(const Summary& s) {
-  auto us = [](double v) {
-    return v * 1e6 < 100 ? format("%.2f", v * 1e6) : format("%.0f", v * 1e6);
-  };
-  return us(s.median) + " [" + us(s.p10) + "-" + us(s.p90) + "]";
+std::string usec(double seconds) {
+  return seconds * 1e6 < 100 ? format("%.2f", seconds * 1e6) : format("%.0f", seconds * 1e6);
 }
 
-void write_json(const Options& opt, int64_t llc, const std::vector<CaseResult>& results,
-                const std::vector<std::string>& skipped, const std::vector<TargetLine>& targets,
-                const std::vector<TargetLine>& bounds, int failures) {
-  JsonRunHeader header("pingpong");
-  header.ranks = 2;
-  header.machine = {{"llc_bytes", llc}};
-  JsonWriter j;
-  begin_json_report(j, header);
-  j.begin_object("options");
-  j.field("quick", opt.quick);
-  j.field("seconds_per_case", opt.seconds_per_case);
-  j.field("min_reps", opt.min_reps);
-  j.field("max_reps", opt.max_reps);
-  j.begin_array("sizes");
-  for (int64_t s : opt.sizes) j.field(nullptr, s);
-  j.end_array();
-  j.begin_array("blocks");
-  for (int64_t b : opt.blocks) j.field(nullptr, b);
-  j.end_array();
+std::string usec_cell(const Summary& s) {
+  return usec(s.median) + " [" + usec(s.p10) + "-" + usec(s.p90) + "]";
+}
+
+void print_table(const MpiRun& mpi, const Run& run) {
+  Table table({"shape", "blk", "size", "mem", "route", "host us [p10-p90]", "loom us [p10-p90]",
+               "host MB/s", "loom MB/s", "host/loom", "floor us", "bound", "data"});
+  for (const auto& r : run.results)
+    table.add_row({r.shape.name, format("%lld", (long long)r.shape.block_bytes),
+                   human_bytes(r.packed_bytes), r.dram ? "DRAM" : "cache", r.route,
+                   usec_cell(r.host), usec_cell(r.loom),
+                   format("%.0f", mbps(r.packed_bytes, r.host.median)),
+                   format("%.0f", mbps(r.packed_bytes, r.loom.median)), format("%.2fx", r.ratio()),
+                   usec(r.floor.seconds()), format("%.2fx", r.ratio_bound()),
+                   r.verified() ? "ok" : "MISMATCH"});
+  std::printf(
+      "\nhost MPI: %s   (one-way time per message = round trip / 2, median over samples;\n"
+      "MB/s = packed bytes / one-way median; host/loom > 1: Loom is faster; route: which\n"
+      "engine served Loom's MPI_Send/MPI_Recv (loom = packed by Loom, host = left to the\n"
+      "host, - = no derived-type call counted: a contiguous typemap such as one block, or\n"
+      "Loom not interposing); mem = DRAM: both ranks' buffers exceed the LLC; floor = (fastest\n"
+      "pack + fastest unpack of the message) / 2, both ranks packing at once: the least time\n"
+      "any same-node transport needs to read the sender's lines and write the receiver's;\n"
+      "bound = host / floor, the best host/loom ratio any transport can reach here)\n\n",
+      mpi.host_mpi.c_str());
+  table.print(stdout);
+  if (!run.skipped_line.empty())
+    std::printf("skipped (message not a whole number of the shape's blocks): %s\n",
+                run.skipped_line.c_str());
+}
+
+// The issue's targets over this run's ratios, and the same minima of each case's bound (Floor):
+// where one falls below its target, no transport can meet that target on this machine.
+struct Targets {
+  std::vector<TargetLine> targets = {
+      {"min host/loom ratio, all cases", kTargetWorst},
+      {"min host/loom ratio, blocks <= 16 B, >= 64 KiB", kTargetSmallBlocks},
+      {"min host/loom ratio, 64 B blocks, >= 64 KiB", kTarget64ByteBlocks},
+  };
+  std::vector<TargetLine> bounds = {
+      {"bound (host/floor), blocks <= 16 B, >= 64 KiB", kTargetSmallBlocks},
+      {"bound (host/floor), 64 B blocks, >= 64 KiB", kTarget64ByteBlocks},
+  };
+  int below_bound[2] = {0, 0};  // cases whose bound is under the target
+};
+
+Targets evaluate_targets(const std::vector<CaseResult>& results) {
+  Targets t;
+  for (const auto& r : results) {
+    const std::string label = r.shape.name + " " + human_bytes(r.packed_bytes);
+    t.targets[0].add(r.ratio(), label);
+    if (r.packed_bytes < kTargetMinBytes) continue;
+    for (int k = 0; k < 2; ++k) {
+      if (k == 0 ? r.shape.block_bytes > kSmallBlockBytes : r.shape.block_bytes != 64) continue;
+      t.targets[k + 1].add(r.ratio(), label);
+      t.bounds[k].add(r.ratio_bound(), label);
+      if (r.ratio_bound() < t.bounds[k].target) ++t.below_bound[k];
+    }
+  }
+  return t;
+}
+
+void print_summary(const MpiRun& mpi, const Run& run, const Targets& t) {
+  std::printf("\nSummary vs issue #3 targets (printed, not enforced; host %s, Loom %s):\n",
+              mpi.host_mpi.c_str(), mpi.loom_state());
+  for (const auto& line : t.targets)
+    std::printf("  %-48s %-7s target >= %.2fx  %-4s (%d cases%s%s)\n", line.name.c_str(),
+                line.has_value() ? format("%.2fx", line.value).c_str() : "n/a", line.target,
+                !line.has_value() ? "n/a"
+                : line.pass()     ? "PASS"
+                                  : "FAIL",
+                line.cases, line.worst_case.empty() ? "" : "; worst: ", line.worst_case.c_str());
+  for (int k = 0; k < 2; ++k) {
+    const TargetLine& b = t.bounds[k];
+    if (!b.has_value()) continue;
+    std::printf("  %-48s %-7s target >= %.2fx  %s (%d cases%s%s)\n", b.name.c_str(),
+                format("%.2fx", b.value).c_str(), b.target,
+                t.below_bound[k]
+                    ? format("unreachable by any transport in %d", t.below_bound[k]).c_str()
+                    : "reachable in all",
+                b.cases, "; worst: ", b.worst_case.c_str());
+  }
+  int routed[3] = {0, 0, 0};
+  for (const auto& r : run.results) ++routed[r.route == "loom" ? 0 : r.route == "host" ? 1 : 2];
+  std::printf("  route of Loom's path: packed by Loom in %d of %zu cases, host %d, other %d\n",
+              routed[0], run.results.size(), routed[1], routed[2]);
+  std::printf(
+      "  verification (both paths, both directions, before and after timing): %s (%d of "
+      "%zu cases failed)\n",
+      run.failures ? "FAIL" : "PASS", run.failures, run.results.size());
+  std::fflush(stdout);
+}
+
+void write_json(const Options& opt, int64_t llc, const Run& run, const Targets& t) {
+  JsonWriter j = begin_json_report(
+      {.subcommand = "pingpong", .ranks = 2, .machine = {{"llc_bytes", llc}}}, opt);
+  opt.write_json(j);
+  j.array("sizes", opt.sizes);
+  j.array("blocks", opt.blocks);
   j.end_object();
   j.begin_array("cases");
-  for (const auto& r : results) {
+  for (const auto& r : run.results) {
     j.begin_object();
     j.field("shape", r.shape.name);
     j.field("family", family_name(r.shape.family));
@@ -548,184 +633,56 @@ void write_json(const Options& opt, int64_t llc, const std::vector<CaseResult>& 
     j.field("ratio_bound", r.ratio_bound());      // host / floor
     j.field("iterations_per_sample", r.iterations_per_sample);
     j.field("warmup_round_trips", r.warmup);
-    j.field("verified", r.verified());
-    if (!r.verified()) j.field("verify_error", r.verify_error);
+    write_verification(j, r.verify_error);
     j.end_object();
   }
   j.end_array();
-  j.begin_array("skipped");
-  for (const auto& s : skipped) j.field(nullptr, s);
-  j.end_array();
+  j.array("skipped", run.skipped);
   j.begin_object("summary");
   std::vector<const TargetLine*> lines;
-  for (const auto& t : targets) lines.push_back(&t);
-  for (const auto& b : bounds) lines.push_back(&b);
+  for (const auto& line : t.targets) lines.push_back(&line);
+  for (const auto& b : t.bounds) lines.push_back(&b);
   write_targets(j, lines);
-  j.field("verify_failures", failures);
+  j.field("verify_failures", run.failures);
   j.end_object();
   finish_json_report(j, opt.json_path, kTool);  // a warning is enough: the table is printed
+}
+
+int measure_pingpongs(const Options& opt, const MpiRun& mpi) {
+  if (mpi.ranks != 2)
+    return mpi.refuse(2, format("%s: needs exactly 2 ranks, got %d; run it as\n"
+                                "  mpiexec -n 2 loom-bench pingpong [options]\n",
+                                kTool, mpi.ranks));
+  const std::vector<Shape> shapes = select_shapes(opt);
+  if (shapes.empty()) return mpi.refuse(2, format("%s: no shape matches --shapes\n", kTool));
+
+  const int64_t llc = cpu_cache_bytes("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
+  if (mpi.rank == 0) {
+    std::printf("loom-bench pingpong   host MPI: %s   2 ranks\n", mpi.host_mpi.c_str());
+    std::printf("Loom: %s   LLC %s   time bound %.2f s/case, samples %d..%d per path\n",
+                mpi.loom_state(), human_bytes(llc).c_str(), opt.seconds_per_case, opt.min_reps,
+                opt.max_reps);
+    note_if_loom_inactive(
+        mpi,
+        "MPI_Send is\n"
+        "      the host's own, so every ratio below measures noise and should be ~1.\n");
+    std::fflush(stdout);
+  }
+
+  const Run run = run_cases(shapes, mpi.rank, opt, llc);
+  if (mpi.rank == 0) print_table(mpi, run);
+  const Targets targets = evaluate_targets(run.results);
+  if (mpi.rank == 0) {
+    print_summary(mpi, run, targets);
+    if (!opt.json_path.empty()) write_json(opt, llc, run, targets);
+  }
+  return run.failures ? 1 : 0;
 }
 
 }  // namespace
 
 int run_pingpong(int argc, char** argv) {
-  Options opt;
-  if (const int rc = parse_options(argc, argv, &opt); rc >= 0) return rc;
-
-  MPI_Init(&argc, &argv);
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (ranks != 2) {
-    if (rank == 0)
-      std::fprintf(stderr,
-                   "%s: needs exactly 2 ranks, got %d; run it as\n"
-                   "  mpiexec -n 2 loom-bench pingpong [options]\n",
-                   kTool, ranks);
-    MPI_Finalize();
-    return 2;
-  }
-  const std::vector<Shape> shapes = select_shapes(opt);
-  if (shapes.empty()) {
-    if (rank == 0) std::fprintf(stderr, "%s: no shape matches --shapes\n", kTool);
-    MPI_Finalize();
-    return 2;
-  }
-
-  const std::string mpi_name = mpi::host_mpi_version();
-  const bool loom_active = loom_is_active() != 0;
-  const int64_t llc = cpu_cache_bytes("index3", _SC_LEVEL3_CACHE_SIZE, 32 * kMiB);
-  if (rank == 0) {
-    std::printf("loom-bench pingpong   host MPI: %s   2 ranks\n", mpi_name.c_str());
-    std::printf("Loom: %s   LLC %s   time bound %.2f s/case, samples %d..%d per path\n",
-                loom_active ? "active" : "INACTIVE", human_bytes(llc).c_str(), opt.seconds_per_case,
-                opt.min_reps, opt.max_reps);
-    if (!loom_active)
-      std::printf(
-          "NOTE: Loom is INACTIVE (LOOM_DISABLE=1, or libloom not interposed): MPI_Send is\n"
-          "      the host's own, so every ratio below measures noise and should be ~1.\n");
-    std::fflush(stdout);
-  }
-
-  std::vector<CaseResult> results;
-  std::vector<std::string> skipped;
-  std::string skipped_line;  // compact: "vec_b8 1 B, 4 B; vec_b16 ..."
-  const size_t total = shapes.size() * opt.sizes.size();
-  size_t done = 0;
-  for (const Shape& shape : shapes) {
-    bool shape_skipped = false;
-    for (int64_t size : opt.sizes) {
-      ++done;
-      BuiltType bt;
-      const std::string why_not = build_type(shape, size, &bt);
-      if (!why_not.empty()) {
-        skipped.push_back(
-            format("%s %s (%s)", shape.name.c_str(), human_bytes(size).c_str(), why_not.c_str()));
-        skipped_line += (shape_skipped          ? ", "
-                         : skipped_line.empty() ? ""
-                                                : "; ") +
-                        (shape_skipped ? "" : shape.name + " ") + human_bytes(size);
-        shape_skipped = true;
-        continue;
-      }
-      const double start = now_seconds();
-      results.push_back(run_case(shape, bt, rank, opt, llc));
-      MPI_Type_free(&bt.type);
-      if (rank != 0) continue;
-      std::fprintf(stderr, "[%3zu/%zu] %-14s %-8s %5.2f s\n", done, total, shape.name.c_str(),
-                   human_bytes(size).c_str(), now_seconds() - start);
-      if (!results.back().verified())
-        std::fprintf(stderr, "VERIFY FAILED: %s %s: %s\n", shape.name.c_str(),
-                     human_bytes(size).c_str(), results.back().verify_error.c_str());
-    }
-  }
-
-  int failures = 0;
-  for (const auto& r : results) failures += r.verified() ? 0 : 1;
-  if (rank == 0) {
-    Table table({"shape", "blk", "size", "mem", "route", "host us [p10-p90]", "loom us [p10-p90]",
-                 "host MB/s", "loom MB/s", "host/loom", "floor us", "bound", "data"});
-    for (const auto& r : results)
-      table.add_row(
-          {r.shape.name, format("%lld", (long long)r.shape.block_bytes),
-           human_bytes(r.packed_bytes), r.dram ? "DRAM" : "cache", r.route, usec_cell(r.host),
-           usec_cell(r.loom), format("%.0f", mbps(r.packed_bytes, r.host.median)),
-           format("%.0f", mbps(r.packed_bytes, r.loom.median)), format("%.2fx", r.ratio()),
-           r.floor.seconds() * 1e6 < 100 ? format("%.2f", r.floor.seconds() * 1e6)
-                                         : format("%.0f", r.floor.seconds() * 1e6),
-           format("%.2fx", r.ratio_bound()), r.verified() ? "ok" : "MISMATCH"});
-    std::printf(
-        "\nhost MPI: %s   (one-way time per message = round trip / 2, median over samples;\n"
-        "MB/s = packed bytes / one-way median; host/loom > 1: Loom is faster; route: which\n"
-        "engine served Loom's MPI_Send/MPI_Recv (loom = packed by Loom, host = left to the\n"
-        "host, - = no derived-type call counted: a contiguous typemap such as one block, or\n"
-        "Loom not interposing); mem = DRAM: both ranks' buffers exceed the LLC; floor = (fastest\n"
-        "pack + fastest unpack of the message) / 2, both ranks packing at once: the least time\n"
-        "any same-node transport needs to read the sender's lines and write the receiver's;\n"
-        "bound = host / floor, the best host/loom ratio any transport can reach here)\n\n",
-        mpi_name.c_str());
-    table.print(stdout);
-    if (!skipped_line.empty())
-      std::printf("skipped (message not a whole number of the shape's blocks): %s\n",
-                  skipped_line.c_str());
-  }
-
-  std::vector<TargetLine> targets = {
-      {"min host/loom ratio, all cases", kTargetWorst},
-      {"min host/loom ratio, blocks <= 16 B, >= 64 KiB", kTargetSmallBlocks},
-      {"min host/loom ratio, 64 B blocks, >= 64 KiB", kTarget64ByteBlocks},
-  };
-  // The same minima of each case's bound (Floor): where one falls below its target, no
-  // transport can meet that target on this machine.
-  std::vector<TargetLine> bounds = {
-      {"bound (host/floor), blocks <= 16 B, >= 64 KiB", kTargetSmallBlocks},
-      {"bound (host/floor), 64 B blocks, >= 64 KiB", kTarget64ByteBlocks},
-  };
-  int below_bound[2] = {0, 0};  // cases whose bound is under the target
-  for (const auto& r : results) {
-    const std::string label = r.shape.name + " " + human_bytes(r.packed_bytes);
-    targets[0].add(r.ratio(), label);
-    if (r.packed_bytes < kTargetMinBytes) continue;
-    for (int k = 0; k < 2; ++k) {
-      if (k == 0 ? r.shape.block_bytes > kSmallBlockBytes : r.shape.block_bytes != 64) continue;
-      targets[k + 1].add(r.ratio(), label);
-      bounds[k].add(r.ratio_bound(), label);
-      if (r.ratio_bound() < bounds[k].target) ++below_bound[k];
-    }
-  }
-  if (rank == 0) {
-    std::printf("\nSummary vs issue #3 targets (printed, not enforced; host %s, Loom %s):\n",
-                mpi_name.c_str(), loom_active ? "active" : "INACTIVE");
-    for (const auto& t : targets)
-      std::printf("  %-48s %-7s target >= %.2fx  %-4s (%d cases%s%s)\n", t.name.c_str(),
-                  t.has_value() ? format("%.2fx", t.value).c_str() : "n/a", t.target,
-                  !t.has_value() ? "n/a"
-                  : t.pass()     ? "PASS"
-                                 : "FAIL",
-                  t.cases, t.worst_case.empty() ? "" : "; worst: ", t.worst_case.c_str());
-    for (int k = 0; k < 2; ++k) {
-      const TargetLine& b = bounds[k];
-      if (!b.has_value()) continue;
-      std::printf("  %-48s %-7s target >= %.2fx  %s (%d cases%s%s)\n", b.name.c_str(),
-                  format("%.2fx", b.value).c_str(), b.target,
-                  below_bound[k]
-                      ? format("unreachable by any transport in %d", below_bound[k]).c_str()
-                      : "reachable in all",
-                  b.cases, "; worst: ", b.worst_case.c_str());
-    }
-    int routed[3] = {0, 0, 0};
-    for (const auto& r : results) ++routed[r.route == "loom" ? 0 : r.route == "host" ? 1 : 2];
-    std::printf("  route of Loom's path: packed by Loom in %d of %zu cases, host %d, other %d\n",
-                routed[0], results.size(), routed[1], routed[2]);
-    std::printf(
-        "  verification (both paths, both directions, before and after timing): %s (%d of "
-        "%zu cases failed)\n",
-        failures ? "FAIL" : "PASS", failures, results.size());
-    std::fflush(stdout);
-    if (!opt.json_path.empty()) write_json(opt, llc, results, skipped, targets, bounds, failures);
-  }
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return run_mpi_subcommand(argc, argv, false, parse_options, measure_pingpongs);
 }
 
 }  // namespace loom::bench

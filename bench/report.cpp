@@ -79,6 +79,14 @@ double geomean(const std::vector<double>& values) {
   return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
+double gbps(int64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
+}
+
+void append_error(std::string* errors, const std::string& error) {
+  *errors += (errors->empty() ? "" : "; ") + error;
+}
+
 void Table::print(FILE* out) const {
   std::vector<size_t> width(header_.size(), 0);
   auto widen = [&](const std::vector<std::string>& row) {
@@ -132,22 +140,13 @@ void JsonWriter::prefix(const char* key) {
   }
 }
 
-void JsonWriter::begin_object(const char* key) {
+void JsonWriter::open(const char* key, char bracket) {
   prefix(key);
-  out_ += "{";
+  out_ += bracket;
   first_.push_back(true);
 }
-void JsonWriter::end_object() {
-  out_ += "}";
-  first_.pop_back();
-}
-void JsonWriter::begin_array(const char* key) {
-  prefix(key);
-  out_ += "[";
-  first_.push_back(true);
-}
-void JsonWriter::end_array() {
-  out_ += "]";
+void JsonWriter::close(char bracket) {
+  out_ += bracket;
   first_.pop_back();
 }
 
@@ -202,12 +201,6 @@ bool JsonWriter::write_file(const std::string& path) const {
   std::fputc('\n', f);
   return std::fclose(f) == 0;
 }
-
-namespace {
-
-constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
-
-}  // namespace
 
 bool finish_json_report(JsonWriter& j, const std::string& path, const char* tool) {
   j.end_object();
@@ -321,6 +314,15 @@ void SamplingOptions::finish(double quick_seconds_per_case) {
   min_reps = std::min(quick ? 3 : min_reps, max_reps);
 }
 
+void SamplingOptions::write_json(JsonWriter& j) const {
+  j.field("seconds_per_case", seconds_per_case);
+  j.field("min_reps", min_reps);
+  j.field("max_reps", max_reps);
+}
+
+namespace {
+
+// Takes argv[*i] (and its value) if it is a sampling option.
 OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* tool,
                                   SamplingOptions* out) {
   const std::string arg = argv[*i];
@@ -352,32 +354,41 @@ OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* too
   return OptionParse::Taken;
 }
 
+}  // namespace
+
 int parse_subcommand_options(int argc, char** argv, const char* tool, SamplingOptions* sampling,
                              void (*usage)(FILE*),
-                             const std::function<bool(const std::string&, int*)>& own) {
+                             const std::function<OptionParse(const std::string&, int*)>& own) {
   for (int i = 1; i < argc; ++i) {
-    switch (parse_sampling_option(argc, argv, &i, tool, sampling)) {
+    const std::string arg = argv[i];
+    OptionParse parsed =
+        sampling ? parse_sampling_option(argc, argv, &i, tool, sampling) : OptionParse::NotMine;
+    if (parsed == OptionParse::NotMine) {
+      if (arg == "--help" || arg == "-h") {
+        usage(stdout);
+        return 0;
+      }
+      parsed = own(arg, &i);
+    }
+    switch (parsed) {
       case OptionParse::Taken:
         continue;
       case OptionParse::Bad:
         return 2;
+      case OptionParse::Done:
+        return 0;
       case OptionParse::NotMine:
-        break;
+        std::fprintf(stderr, "%s: unknown option '%s'\n", tool, arg.c_str());
+        usage(stderr);
+        return 2;
     }
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      usage(stdout);
-      return 0;
-    }
-    if (!own(arg, &i)) return 2;
   }
   return -1;
 }
 
-bool unknown_option(const char* tool, const std::string& arg, void (*usage)(FILE*)) {
-  std::fprintf(stderr, "%s: unknown option '%s'\n", tool, arg.c_str());
-  usage(stderr);
-  return false;
+void write_verification(JsonWriter& j, const std::string& error) {
+  j.field("verified", error.empty());
+  if (!error.empty()) j.field("verify_error", error);
 }
 
 void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets) {

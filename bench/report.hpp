@@ -14,6 +14,8 @@
 
 namespace loom::bench {
 
+constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
+
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
@@ -37,6 +39,10 @@ struct Summary {
 };
 Summary summarize(std::vector<double> samples);
 double geomean(const std::vector<double>& values);
+// Throughput of `bytes` in `seconds`; 0 for no time.
+double gbps(int64_t bytes, double seconds);
+// Adds `error` to a "; "-separated list of errors.
+void append_error(std::string* errors, const std::string& error);
 
 // Column-aligned text table.
 class Table {
@@ -59,6 +65,8 @@ int bad_option_value(const char* tool, const char* option);
 // A whole number in [1, 2^20]; false on anything else.
 bool parse_positive(const char* text, int* out);
 
+class JsonWriter;
+
 // The sampling options of every subcommand that times cases: --quick, --reps N,
 // --time SECONDS, --json FILE. A subcommand's Options derives from this, with its defaults.
 struct SamplingOptions {
@@ -77,20 +85,22 @@ struct SamplingOptions {
   // `quick_seconds_per_case`); every case takes at least min(min_reps, max_reps) samples,
   // 3 with --quick.
   void finish(double quick_seconds_per_case);
+  // "seconds_per_case", "min_reps", "max_reps" of a JSON result's "options".
+  void write_json(JsonWriter& j) const;
 };
-enum class OptionParse { NotMine, Taken, Bad };
-// Takes argv[*i] (and its value) if it is a sampling option; Bad has said why on stderr.
-OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* tool,
-                                  SamplingOptions* out);
 
-// Walks a subcommand's argv: the sampling options and --help/-h (`usage` to stdout) are
-// taken here, every other argument by `own(arg, &i)`, which returns false on a bad or unknown
-// option after saying why. Returns -1 to go on, or the exit code (0 after --help, 2).
+// What one option of a subcommand's argv is: not one the parser knows, taken (with its value),
+// bad (the parser has said why on stderr), or one that ends the run at once with exit code 0
+// (--help, --list).
+enum class OptionParse { NotMine, Taken, Bad, Done };
+
+// Walks a subcommand's argv: the sampling options (unless `sampling` is null) and --help/-h
+// (`usage` to stdout) are taken here, every other argument by `own(arg, &i)`; NotMine from it
+// is an unknown option, said on stderr with the usage. Returns -1 to go on, or the exit code
+// (0 after --help or Done, 2).
 int parse_subcommand_options(int argc, char** argv, const char* tool, SamplingOptions* sampling,
                              void (*usage)(FILE*),
-                             const std::function<bool(const std::string&, int*)>& own);
-// The message and usage for an option `own` does not know; returns false.
-bool unknown_option(const char* tool, const std::string& arg, void (*usage)(FILE*));
+                             const std::function<OptionParse(const std::string&, int*)>& own);
 
 // "64", "4K", "16MiB", "1.5M" -> bytes (K/M/G are binary units). False on malformed input.
 bool parse_size(const std::string& text, int64_t* out);
@@ -111,10 +121,10 @@ std::string human_bytes(int64_t bytes);
 // Minimal streaming JSON writer; callers emit well-nested objects and arrays.
 class JsonWriter {
  public:
-  void begin_object(const char* key = nullptr);
-  void end_object();
-  void begin_array(const char* key = nullptr);
-  void end_array();
+  void begin_object(const char* key = nullptr) { open(key, '{'); }
+  void end_object() { close('}'); }
+  void begin_array(const char* key = nullptr) { open(key, '['); }
+  void end_array() { close(']'); }
   void field(const char* key, const std::string& value);
   void field(const char* key, const char* value) { field(key, std::string(value)); }
   void field(const char* key, double value);
@@ -123,11 +133,31 @@ class JsonWriter {
   void field(const char* key, size_t value) { field(key, static_cast<int64_t>(value)); }
   void field(const char* key, bool value);  // JSON true/false
   void field(const char* key, const Summary& s);
+  // "key": [v, ...]
+  template <class T>
+  void array(const char* key, const std::vector<T>& values) {
+    begin_array(key);
+    for (const T& v : values) field(nullptr, v);
+    end_array();
+  }
+  // "key": [{...}, ...], each object's fields written by `write(item)`.
+  template <class T, class Write>
+  void objects(const char* key, const std::vector<T>& items, Write write) {
+    begin_array(key);
+    for (const T& item : items) {
+      begin_object();
+      write(item);
+      end_object();
+    }
+    end_array();
+  }
   const std::string& str() const { return out_; }
   bool write_file(const std::string& path) const;
 
  private:
   void prefix(const char* key);
+  void open(const char* key, char bracket);
+  void close(char bracket);
   std::string out_;
   std::vector<bool> first_;
 };
@@ -152,24 +182,57 @@ struct TargetLine {
   bool has_value() const { return cases > 0; }
   bool pass() const { return has_value() && value >= target; }
 };
+// "verified", and "verify_error" where `error` says what failed.
+void write_verification(JsonWriter& j, const std::string& error);
 // "targets": [{name, value, target, pass, cases, worst_case}, ...]
 void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets);
 
 // What every benchmark's JSON result records about the run, ahead of its own "options" and
 // results. Fields left empty are not written.
 struct JsonRunHeader {
-  explicit JsonRunHeader(const char* name) : subcommand(name) {}
-  const char* subcommand;
-  std::optional<int> ranks;       // "mpi": ranks taking part (single-process benchmarks leave it)
-  std::vector<int> process_grid;  // "mpi": "dims" of a Cartesian grid
-  std::vector<std::pair<const char*, int64_t>> machine;  // cache sizes and such, before "cpus"
+  const char* subcommand = nullptr;
+  std::optional<int> ranks = {};  // "mpi": ranks taking part (single-process benchmarks leave it)
+  std::vector<int> process_grid = {};                         // "mpi": "dims" of a Cartesian grid
+  std::vector<std::pair<const char*, int64_t>> machine = {};  // cache sizes and such, before "cpus"
 };
 // Opens the document and writes "subcommand", "mpi" (name: mpi::host_mpi_version(),
-// library_version: the host's whole banner), "loom" (active) and "machine".
-void begin_json_report(JsonWriter& j, const JsonRunHeader& header);
+// library_version: the host's whole banner), "loom" (active) and "machine", then opens
+// "options" with "quick": the subcommand writes its own options (with
+// SamplingOptions::write_json) and closes it.
+JsonWriter begin_json_report(const JsonRunHeader& header, const SamplingOptions& opt);
 // Closes the document and writes it to `path`, saying where on stdout; on failure warns on
 // stderr, prefixed with `tool`, and returns false.
 bool finish_json_report(JsonWriter& j, const std::string& path, const char* tool);
+
+// What an MPI subcommand's report heads with: this rank, the ranks, the host MPI and Loom.
+struct MpiRun {
+  int rank = 0, ranks = 1;
+  std::string host_mpi;  // mpi::host_mpi_version()
+  bool loom_active = false;
+  const char* loom_state() const { return loom_active ? "active" : "INACTIVE"; }
+  // How a subcommand refuses to measure: rank 0 says `why` on stderr; returns `exit_code`.
+  int refuse(int exit_code, const std::string& why) const;
+};
+// MPI_Init, or MPI_Init_thread at MPI_THREAD_SINGLE with `thread_single`.
+MpiRun start_mpi_run(int* argc, char*** argv, bool thread_single);
+void finish_mpi_run();  // MPI_Finalize
+// With Loom inactive, says so on stdout: "NOTE: Loom is INACTIVE (...): " and `consequence`
+// (what that means for the numbers, its own line breaks and a final newline).
+void note_if_loom_inactive(const MpiRun& run, const char* consequence);
+
+// The one start-up of the MPI subcommands: `parse` the options (-1 to go on, else the exit code,
+// returned before MPI starts), start MPI (start_mpi_run), run `body(options, run)` and finalise
+// MPI. Returns the body's exit code.
+template <class Options, class Body>
+int run_mpi_subcommand(int argc, char** argv, bool thread_single,
+                       int (*parse)(int, char**, Options*), Body body) {
+  Options options;
+  if (const int rc = parse(argc, argv, &options); rc >= 0) return rc;
+  const MpiRun run = start_mpi_run(&argc, &argv, thread_single);
+  const int exit_code = body(options, run);
+  finish_mpi_run();
+  return exit_code;
+}
 
 // Keeps the optimiser from discarding a benchmarked result.
 inline void do_not_optimize(const void* p) {

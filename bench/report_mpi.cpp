@@ -29,7 +29,8 @@ std::string host_mpi_banner() {
 
 }  // namespace
 
-void begin_json_report(JsonWriter& j, const JsonRunHeader& header) {
+JsonWriter begin_json_report(const JsonRunHeader& header, const SamplingOptions& opt) {
+  JsonWriter j;
   j.begin_object();
   j.field("subcommand", header.subcommand);
   j.begin_object("mpi");
@@ -49,5 +50,39 @@ void begin_json_report(JsonWriter& j, const JsonRunHeader& header) {
   for (const auto& [key, value] : header.machine) j.field(key, value);
   j.field("cpus", static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN)));
   j.end_object();
+  j.begin_object("options");
+  j.field("quick", opt.quick);
+  return j;
 }
+
+MpiRun start_mpi_run(int* argc, char*** argv, bool thread_single) {
+  if (thread_single) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+  } else {
+    MPI_Init(argc, argv);
+  }
+  MpiRun run;
+  MPI_Comm_rank(MPI_COMM_WORLD, &run.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &run.ranks);
+  run.host_mpi = mpi::host_mpi_version();
+  run.loom_active = loom_is_active() != 0;
+  return run;
+}
+
+int MpiRun::refuse(int exit_code, const std::string& why) const {
+  if (rank == 0) std::fputs(why.c_str(), stderr);
+  return exit_code;
+}
+
+void finish_mpi_run() {
+  MPI_Finalize();
+}
+
+void note_if_loom_inactive(const MpiRun& run, const char* consequence) {
+  if (!run.loom_active)
+    std::printf("NOTE: Loom is INACTIVE (LOOM_DISABLE=1, or libloom not interposed): %s",
+                consequence);
+}
+
 }  // namespace loom::bench

@@ -86,6 +86,23 @@ std::vector<int> scaled(const std::vector<int>& idx, int factor) {
   return out;
 }
 
+// indexed_block of target / (block x elem_bytes) blocks (at least one) of `block` `elem`s, one
+// per item of gapped_indices(blocks, 7, seed) (block i at item i x block elements), described as
+// "<blocks> <items> of <items spanned>, <element>".
+CorpusType gapped_blocks_type(int64_t target, int block, MPI_Datatype elem, int elem_bytes,
+                              uint64_t seed, const char* items, const char* element) {
+  const int64_t block_bytes = static_cast<int64_t>(block) * elem_bytes;
+  const int64_t n = std::max<int64_t>(1, target / block_bytes);
+  const std::vector<int> indices = gapped_indices(n, 7, seed);
+  const std::vector<int> displs = scaled(indices, block);
+  MPI_Datatype t;
+  check(MPI_Type_create_indexed_block(to_int(n, "n"), block, displs.data(), elem, &t),
+        "MPI_Type_create_indexed_block");
+  return finish_corpus_type(
+      t, 1, block_bytes,
+      format("%lld %s of %d, %s", static_cast<long long>(n), items, indices.back() + 1, element));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Strided sweeps (TEMPI, Pearson et al. 2021, sec. 5: 1-D/2-D/3-D objects with varying block
 // size). Every other block is taken (stride = 2 x block), as in the host measurements.
@@ -349,15 +366,7 @@ CorpusType build_nas_mg_y(int64_t target) {
 // list, an indexed_block of 3 doubles. Send lists come from scanning atoms in storage order;
 // gaps 1..7 (mean 4) model a border region holding about a quarter of the atoms.
 CorpusType build_lammps_x(int64_t target) {
-  const int64_t n = std::max<int64_t>(1, target / 24);
-  const std::vector<int> atoms = gapped_indices(n, 7, 0x1a3395);
-  const std::vector<int> displs = scaled(atoms, 3);
-  MPI_Datatype t;
-  check(MPI_Type_create_indexed_block(to_int(n, "n"), 3, displs.data(), MPI_DOUBLE, &t),
-        "MPI_Type_create_indexed_block");
-  return finish_corpus_type(
-      t, 1, 24,
-      format("%lld atoms of %d, x[3] doubles", static_cast<long long>(n), atoms.back() + 1));
+  return gapped_blocks_type(target, 3, MPI_DOUBLE, 8, 0x1a3395, "atoms", "x[3] doubles");
 }
 
 // LAMMPS border communication for atom_style full (DDTBench LAMMPS_full): a struct of one
@@ -400,14 +409,7 @@ CorpusType build_lammps_full(int64_t target) {
 // SPECFEM3D_GLOBE outer core (DDTBench SPECFEM3D_oc): assembly of the scalar potential at the
 // GLL points on an MPI interface, indexed_block of 1 float over the interface point list.
 CorpusType build_specfem_oc(int64_t target) {
-  const int64_t n = std::max<int64_t>(1, target / 4);
-  const std::vector<int> points = gapped_indices(n, 7, 0x5bec3d0c);
-  MPI_Datatype t;
-  check(MPI_Type_create_indexed_block(to_int(n, "n"), 1, points.data(), MPI_FLOAT, &t),
-        "MPI_Type_create_indexed_block");
-  return finish_corpus_type(
-      t, 1, 4,
-      format("%lld interface points of %d, 1 float", static_cast<long long>(n), points.back() + 1));
+  return gapped_blocks_type(target, 1, MPI_FLOAT, 4, 0x5bec3d0c, "interface points", "1 float");
 }
 
 // SPECFEM3D_GLOBE crust-mantle + inner core (DDTBench SPECFEM3D_cm): a struct of two
@@ -476,6 +478,11 @@ void free_corpus_type(CorpusType& t) {
   t.type = MPI_DATATYPE_NULL;
 }
 
+// An application's type: irregular or mixed blocks ("app", not regular).
+CorpusEntry app(const char* name, const char* origin, CorpusType (*build)(int64_t)) {
+  return {name, "app", false, origin, build};
+}
+
 const std::vector<CorpusEntry>& pack_corpus() {
   static const std::vector<CorpusEntry> corpus = {
       {"vec1d_b1", "1d", true, "vector, 1 B blocks (char), stride 2 blocks", build_vec1d<1>},
@@ -498,27 +505,21 @@ const std::vector<CorpusEntry>& pack_corpus() {
       {"grid_yface", "grid", true, "3-D double grid y-face (subarray)", build_grid_yface},
       {"grid_zface", "grid", true, "3-D double grid z-face (subarray)", build_grid_zface},
       {"grid_edge", "grid", true, "3-D double grid edge along y (subarray)", build_grid_edge},
-      {"wrf_x_sa", "app", false, "WRF x halo: struct of subarrays (DDTBench WRF_x_sa)",
-       build_wrf_x},
-      {"wrf_y_sa", "app", false, "WRF y halo: struct of subarrays (DDTBench WRF_y_sa)",
-       build_wrf_y},
-      {"milc_su3_zd", "app", false, "MILC su3 z-down: hvector of vector (DDTBench MILC_su3_zd)",
-       build_milc},
-      {"nas_lu_x", "app", false, "NAS LU x-face: hvector of vector (DDTBench NAS_LU_x)",
-       build_nas_lu_x},
-      {"nas_lu_y", "app", false, "NAS LU y-face: vector (DDTBench NAS_LU_y)", build_nas_lu_y},
-      {"nas_mg_x", "app", false, "NAS MG x-face: hvector of vector (DDTBench NAS_MG_x)",
-       build_nas_mg_x},
-      {"nas_mg_y", "app", false, "NAS MG y-face: vector (DDTBench NAS_MG_y)", build_nas_mg_y},
-      {"lammps_x", "app", false, "LAMMPS forward comm: indexed_block of x[3]", build_lammps_x},
-      {"lammps_full", "app", false, "LAMMPS full: struct of indexed_block (DDTBench LAMMPS_full)",
-       build_lammps_full},
-      {"specfem3d_oc", "app", false, "SPECFEM3D outer core: indexed_block (DDTBench)",
-       build_specfem_oc},
-      {"specfem3d_cm", "app", false, "SPECFEM3D crust-mantle: struct of indexed_block (DDTBench)",
-       build_specfem_cm},
-      {"fft2d_transpose", "app", false, "FFT2D transpose: resized vector, count N (DDTBench FFT2)",
-       build_fft2d},
+      app("wrf_x_sa", "WRF x halo: struct of subarrays (DDTBench WRF_x_sa)", build_wrf_x),
+      app("wrf_y_sa", "WRF y halo: struct of subarrays (DDTBench WRF_y_sa)", build_wrf_y),
+      app("milc_su3_zd", "MILC su3 z-down: hvector of vector (DDTBench MILC_su3_zd)", build_milc),
+      app("nas_lu_x", "NAS LU x-face: hvector of vector (DDTBench NAS_LU_x)", build_nas_lu_x),
+      app("nas_lu_y", "NAS LU y-face: vector (DDTBench NAS_LU_y)", build_nas_lu_y),
+      app("nas_mg_x", "NAS MG x-face: hvector of vector (DDTBench NAS_MG_x)", build_nas_mg_x),
+      app("nas_mg_y", "NAS MG y-face: vector (DDTBench NAS_MG_y)", build_nas_mg_y),
+      app("lammps_x", "LAMMPS forward comm: indexed_block of x[3]", build_lammps_x),
+      app("lammps_full", "LAMMPS full: struct of indexed_block (DDTBench LAMMPS_full)",
+          build_lammps_full),
+      app("specfem3d_oc", "SPECFEM3D outer core: indexed_block (DDTBench)", build_specfem_oc),
+      app("specfem3d_cm", "SPECFEM3D crust-mantle: struct of indexed_block (DDTBench)",
+          build_specfem_cm),
+      app("fft2d_transpose", "FFT2D transpose: resized vector, count N (DDTBench FFT2)",
+          build_fft2d),
   };
   return corpus;
 }

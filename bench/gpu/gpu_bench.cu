@@ -26,7 +26,6 @@ namespace loom::bench {
 namespace {
 
 constexpr const char* kTool = "loom-bench gpu";
-constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
 // The unit in which device memory reads and writes, as the pack measurements on an H100 show
 // (docs/gpu.md): blocks of 32 B at a 64 B stride pack no faster than blocks of 8 B.
 constexpr int64_t kDramBytes = 64;
@@ -548,53 +547,161 @@ PackRow run_pack_case(const Options& o, const PackCase& c, pack::device::Executo
   return row;
 }
 
-double gbps(int64_t bytes, double seconds) {
-  return seconds > 0 ? bytes / seconds * 1e-9 : 0;
+// Returns -1 to continue, or an exit code.
+int parse_options(int argc, char** argv, Options* o) {
+  const int parsed =
+      parse_subcommand_options(argc, argv, kTool, o, usage, [&](const std::string& a, int* i) {
+        if (a == "--transfers-only" || a == "--packs-only") {
+          (a == "--transfers-only" ? o->packs : o->transfers) = false;
+          return OptionParse::Taken;
+        }
+        if (a != "--max-transfer" && a != "--sizes" && a != "--types" && a != "--loop-blocks")
+          return OptionParse::NotMine;
+        const char* v = option_value(argc, argv, i, kTool, a.c_str());
+        if (!v) return OptionParse::Bad;
+        if (a == "--sizes") {
+          return parse_size_list(kTool, "--sizes", v, &o->pack_sizes) ? OptionParse::Taken
+                                                                      : OptionParse::Bad;
+        }
+        if (a == "--types") {
+          o->types_filter = v;
+        } else if (a == "--max-transfer" ? !parse_size(v, &o->max_transfer)
+                                         : !parse_positive(v, &o->loop_blocks)) {
+          bad_option_value(kTool, a.c_str());
+          return OptionParse::Bad;
+        }
+        return OptionParse::Taken;
+      });
+  if (parsed >= 0) return parsed;
+  o->finish(0.1);
+  const bool max_given = o->max_transfer != (int64_t{1} << 30);
+  if (o->quick && !max_given) o->max_transfer = 256 * kMiB;
+  if (o->pack_sizes.empty())
+    o->pack_sizes = o->quick ? std::vector<int64_t>{kMiB, 16 * kMiB}
+                             : std::vector<int64_t>{64 * kKiB, kMiB, 16 * kMiB, 64 * kMiB};
+  return -1;
+}
+
+void report_transfers(const Options& o, JsonWriter& j) {
+  const auto rows = run_transfers(o);
+  Table t({"transfer", "bytes", "median us", "GB/s", "p10-p90 us"});
+  j.begin_array("transfers");
+  for (const auto& r : rows) {
+    const int64_t moved = r.bidirectional ? 2 * r.bytes : r.bytes;
+    t.add_row({r.kind, human_bytes(r.bytes), format("%.2f", r.seconds.median * 1e6),
+               format("%.2f", gbps(moved, r.seconds.median)),
+               format("%.1f-%.1f", r.seconds.p10 * 1e6, r.seconds.p90 * 1e6)});
+    j.begin_object();
+    j.field("kind", r.kind);
+    j.field("bytes", r.bytes);
+    j.field("bidirectional", r.bidirectional);
+    j.field("seconds", r.seconds);
+    j.field("gbps", gbps(moved, r.seconds.median));
+    j.end_object();
+  }
+  j.end_array();
+  std::printf("\nTransfers (CUDA events; bidirectional counts both directions)\n");
+  t.print(stdout);
+}
+
+// The pack cases against the targets; returns how many failed verification.
+int report_packs(const Options& o, pack::device::Executor& gpu, JsonWriter& j) {
+  TargetLine bw("pack and unpack >= 80% of device memcpy, blocks >= 8 B, >= 16 MiB", 0.80);
+  TargetLine loop("pack >= 1000x the per-block cudaMemcpyAsync loop, blocks <= 16 B", 1000);
+  TargetLine m2d("pack >= 3x cudaMemcpy2DAsync, blocks <= 64 B", 3);
+  TargetLine of_bound("pack and unpack vs the memory's bound, blocks >= 8 B, >= 16 MiB", 0.80);
+  int failed = 0;
+  Table t({"case", "packed", "block", "pack GB/s", "unpack GB/s", "memcpy GB/s", "pack %",
+           "unpack %", "pack/bound", "unpack/bound", "one-shot GB/s", "staged GB/s", "x 2D",
+           "x loop", "ok"});
+  j.begin_array("packs");
+  for (int64_t size : o.pack_sizes)
+    for (const PackCase& c : pack_cases(size)) {
+      if (!o.types_filter.empty() && c.name.find(o.types_filter) == std::string::npos) continue;
+      const PackRow r = run_pack_case(o, c, gpu);
+      std::fprintf(stderr, "%s: %s %s done\n", kTool, c.name.c_str(),
+                   human_bytes(c.packed).c_str());
+      const double pack_bw = gbps(r.packed, r.pack.median);
+      const double unpack_bw = gbps(r.packed, r.unpack.median);
+      const double memcpy_bw = gbps(r.packed, r.memcpy_packed.median);
+      const double x2d = r.memcpy2d > 0 ? r.memcpy2d / r.pack.median : 0;
+      const double xloop = r.block_loop / r.pack.median;
+      // Bound: the bytes the memory must move at the rate memcpy moves its 2 x packed.
+      const double rate = 2.0 * static_cast<double>(r.packed) / r.memcpy_packed.median;
+      const double unit_bytes = static_cast<double>(r.units_touched * kDramBytes);
+      const double pack_bound = (unit_bytes + static_cast<double>(r.packed)) / rate;
+      const double unpack_bound =
+          (unit_bytes + static_cast<double>(r.units_partial * kDramBytes + r.packed)) / rate;
+      const std::string label = r.name + " " + human_bytes(r.packed);
+      if (!r.verified) ++failed;
+      if (r.block >= 8 && r.packed >= 16 * kMiB) {
+        bw.add(pack_bw / memcpy_bw, label + " pack");
+        bw.add(unpack_bw / memcpy_bw, label + " unpack");
+        of_bound.add(pack_bound / r.pack.median, label + " pack");
+        of_bound.add(unpack_bound / r.unpack.median, label + " unpack");
+      }
+      if (r.block <= 16) loop.add(xloop, label);
+      if (r.block <= 64 && x2d > 0) m2d.add(x2d, label);
+      t.add_row({r.name, human_bytes(r.packed), std::to_string(r.block), format("%.1f", pack_bw),
+                 format("%.1f", unpack_bw), format("%.1f", memcpy_bw),
+                 format("%.0f%%", 100 * pack_bw / memcpy_bw),
+                 format("%.0f%%", 100 * unpack_bw / memcpy_bw),
+                 format("%.0f%%", 100 * pack_bound / r.pack.median),
+                 format("%.0f%%", 100 * unpack_bound / r.unpack.median),
+                 format("%.1f", gbps(r.packed, r.oneshot_pack.median)),
+                 format("%.1f", gbps(r.packed, r.staged_pack.median)),
+                 x2d > 0 ? format("%.1f", x2d) : std::string("-"), format("%.0f", xloop),
+                 r.verified ? "yes" : "NO"});
+      j.begin_object();
+      j.field("case", r.name);
+      j.field("packed_bytes", r.packed);
+      j.field("span_bytes", r.span);
+      j.field("block_bytes", r.block);
+      j.field("blocks", r.blocks);
+      j.field("verified", r.verified);
+      j.field("pack_seconds", r.pack);
+      j.field("unpack_seconds", r.unpack);
+      j.field("memcpy_seconds", r.memcpy_packed);
+      j.field("oneshot_pack_seconds", r.oneshot_pack);
+      j.field("staged_pack_seconds", r.staged_pack);
+      j.field("memcpy2d_seconds", r.memcpy2d);
+      j.field("memcpy2d_calls", r.memcpy2d_calls);
+      j.field("block_loop_seconds", r.block_loop);
+      j.field("pack_bound_seconds", pack_bound);
+      j.field("unpack_bound_seconds", unpack_bound);
+      j.field("dram_units_touched", r.units_touched);
+      j.field("dram_units_partial", r.units_partial);
+      j.field("block_loop_timed_blocks", r.loop_timed);
+      j.end_object();
+    }
+  j.end_array();
+  std::printf(
+      "\nDevice packs (GB/s of packed bytes; %% of a device memcpy of the packed bytes; "
+      "one-shot packs into mapped host memory, staged packs then copies to pinned host; x 2D "
+      "and x loop: Loom's speed-up over cudaMemcpy2DAsync and over one cudaMemcpyAsync per "
+      "block, the loop timed on %d blocks and scaled)\n",
+      o.loop_blocks);
+  t.print(stdout);
+  std::printf("\nverification: %d case(s) failed\n", failed);
+  for (const TargetLine* line : {&bw, &of_bound, &loop, &m2d})
+    if (line->has_value()) {
+      const bool percent = line->target <= 1;
+      std::printf("%-72s %8.2f%s %s (%s)\n", line->name.c_str(),
+                  percent ? line->value * 100 : line->value, percent ? "%" : "x",
+                  line->pass() ? "PASS" : "FAIL", line->worst_case.c_str());
+    }
+  j.begin_object("summary");
+  write_targets(j, {&bw, &of_bound, &loop, &m2d});
+  j.field("verification_failures", failed);
+  j.end_object();
+  return failed;
 }
 
 }  // namespace
 
 int run_gpu(int argc, char** argv) {
   Options o;
-  const int parsed =
-      parse_subcommand_options(argc, argv, kTool, &o, usage, [&](const std::string& a, int* i) {
-        if (a == "--transfers-only") {
-          o.packs = false;
-        } else if (a == "--packs-only") {
-          o.transfers = false;
-        } else if (a == "--max-transfer") {
-          const char* v = option_value(argc, argv, i, kTool, "--max-transfer");
-          if (!v) return false;
-          if (!parse_size(v, &o.max_transfer)) {
-            bad_option_value(kTool, "--max-transfer");
-            return false;
-          }
-        } else if (a == "--sizes") {
-          const char* v = option_value(argc, argv, i, kTool, "--sizes");
-          return v && parse_size_list(kTool, "--sizes", v, &o.pack_sizes);
-        } else if (a == "--types") {
-          const char* v = option_value(argc, argv, i, kTool, "--types");
-          if (!v) return false;
-          o.types_filter = v;
-        } else if (a == "--loop-blocks") {
-          const char* v = option_value(argc, argv, i, kTool, "--loop-blocks");
-          if (!v) return false;
-          if (!parse_positive(v, &o.loop_blocks)) {
-            bad_option_value(kTool, "--loop-blocks");
-            return false;
-          }
-        } else {
-          return unknown_option(kTool, a, usage);
-        }
-        return true;
-      });
-  if (parsed >= 0) return parsed;
-  o.finish(0.1);
-  const bool max_given = o.max_transfer != (int64_t{1} << 30);
-  if (o.quick && !max_given) o.max_transfer = 256 * kMiB;
-  if (o.pack_sizes.empty())
-    o.pack_sizes = o.quick ? std::vector<int64_t>{kMiB, 16 * kMiB}
-                           : std::vector<int64_t>{64 * kKiB, kMiB, 16 * kMiB, 64 * kMiB};
+  if (const int rc = parse_options(argc, argv, &o); rc >= 0) return rc;
 
   pack::device::Executor& gpu = pack::device::cuda_executor();
   if (!gpu.available()) {
@@ -616,122 +723,10 @@ int run_gpu(int argc, char** argv) {
   j.field("cuda_driver", driver);
   j.end_object();
   j.field("quick", o.quick);
-
-  if (o.transfers) {
-    const auto rows = run_transfers(o);
-    Table t({"transfer", "bytes", "median us", "GB/s", "p10-p90 us"});
-    j.begin_array("transfers");
-    for (const auto& r : rows) {
-      const int64_t moved = r.bidirectional ? 2 * r.bytes : r.bytes;
-      t.add_row({r.kind, human_bytes(r.bytes), format("%.2f", r.seconds.median * 1e6),
-                 format("%.2f", gbps(moved, r.seconds.median)),
-                 format("%.1f-%.1f", r.seconds.p10 * 1e6, r.seconds.p90 * 1e6)});
-      j.begin_object();
-      j.field("kind", r.kind);
-      j.field("bytes", r.bytes);
-      j.field("bidirectional", r.bidirectional);
-      j.field("seconds", r.seconds);
-      j.field("gbps", gbps(moved, r.seconds.median));
-      j.end_object();
-    }
-    j.end_array();
-    std::printf("\nTransfers (CUDA events; bidirectional counts both directions)\n");
-    t.print(stdout);
-  }
-
-  if (o.packs) {
-    TargetLine bw("pack and unpack >= 80% of device memcpy, blocks >= 8 B, >= 16 MiB", 0.80);
-    TargetLine loop("pack >= 1000x the per-block cudaMemcpyAsync loop, blocks <= 16 B", 1000);
-    TargetLine m2d("pack >= 3x cudaMemcpy2DAsync, blocks <= 64 B", 3);
-    TargetLine of_bound("pack and unpack vs the memory's bound, blocks >= 8 B, >= 16 MiB", 0.80);
-    int failed = 0;
-    Table t({"case", "packed", "block", "pack GB/s", "unpack GB/s", "memcpy GB/s", "pack %",
-             "unpack %", "pack/bound", "unpack/bound", "one-shot GB/s", "staged GB/s", "x 2D",
-             "x loop", "ok"});
-    j.begin_array("packs");
-    for (int64_t size : o.pack_sizes)
-      for (const PackCase& c : pack_cases(size)) {
-        if (!o.types_filter.empty() && c.name.find(o.types_filter) == std::string::npos) continue;
-        const PackRow r = run_pack_case(o, c, gpu);
-        std::fprintf(stderr, "%s: %s %s done\n", kTool, c.name.c_str(),
-                     human_bytes(c.packed).c_str());
-        const double pack_bw = gbps(r.packed, r.pack.median);
-        const double unpack_bw = gbps(r.packed, r.unpack.median);
-        const double memcpy_bw = gbps(r.packed, r.memcpy_packed.median);
-        const double x2d = r.memcpy2d > 0 ? r.memcpy2d / r.pack.median : 0;
-        const double xloop = r.block_loop / r.pack.median;
-        // Bound: the bytes the memory must move at the rate memcpy moves its 2 x packed.
-        const double rate = 2.0 * static_cast<double>(r.packed) / r.memcpy_packed.median;
-        const double unit_bytes = static_cast<double>(r.units_touched * kDramBytes);
-        const double pack_bound = (unit_bytes + static_cast<double>(r.packed)) / rate;
-        const double unpack_bound =
-            (unit_bytes + static_cast<double>(r.units_partial * kDramBytes + r.packed)) / rate;
-        const std::string label = r.name + " " + human_bytes(r.packed);
-        if (!r.verified) ++failed;
-        if (r.block >= 8 && r.packed >= 16 * kMiB) {
-          bw.add(pack_bw / memcpy_bw, label + " pack");
-          bw.add(unpack_bw / memcpy_bw, label + " unpack");
-          of_bound.add(pack_bound / r.pack.median, label + " pack");
-          of_bound.add(unpack_bound / r.unpack.median, label + " unpack");
-        }
-        if (r.block <= 16) loop.add(xloop, label);
-        if (r.block <= 64 && x2d > 0) m2d.add(x2d, label);
-        t.add_row({r.name, human_bytes(r.packed), std::to_string(r.block), format("%.1f", pack_bw),
-                   format("%.1f", unpack_bw), format("%.1f", memcpy_bw),
-                   format("%.0f%%", 100 * pack_bw / memcpy_bw),
-                   format("%.0f%%", 100 * unpack_bw / memcpy_bw),
-                   format("%.0f%%", 100 * pack_bound / r.pack.median),
-                   format("%.0f%%", 100 * unpack_bound / r.unpack.median),
-                   format("%.1f", gbps(r.packed, r.oneshot_pack.median)),
-                   format("%.1f", gbps(r.packed, r.staged_pack.median)),
-                   x2d > 0 ? format("%.1f", x2d) : std::string("-"), format("%.0f", xloop),
-                   r.verified ? "yes" : "NO"});
-        j.begin_object();
-        j.field("case", r.name);
-        j.field("packed_bytes", r.packed);
-        j.field("span_bytes", r.span);
-        j.field("block_bytes", r.block);
-        j.field("blocks", r.blocks);
-        j.field("verified", r.verified);
-        j.field("pack_seconds", r.pack);
-        j.field("unpack_seconds", r.unpack);
-        j.field("memcpy_seconds", r.memcpy_packed);
-        j.field("oneshot_pack_seconds", r.oneshot_pack);
-        j.field("staged_pack_seconds", r.staged_pack);
-        j.field("memcpy2d_seconds", r.memcpy2d);
-        j.field("memcpy2d_calls", r.memcpy2d_calls);
-        j.field("block_loop_seconds", r.block_loop);
-        j.field("pack_bound_seconds", pack_bound);
-        j.field("unpack_bound_seconds", unpack_bound);
-        j.field("dram_units_touched", r.units_touched);
-        j.field("dram_units_partial", r.units_partial);
-        j.field("block_loop_timed_blocks", r.loop_timed);
-        j.end_object();
-      }
-    j.end_array();
-    std::printf(
-        "\nDevice packs (GB/s of packed bytes; %% of a device memcpy of the packed bytes; "
-        "one-shot packs into mapped host memory, staged packs then copies to pinned host; x 2D "
-        "and x loop: Loom's speed-up over cudaMemcpy2DAsync and over one cudaMemcpyAsync per "
-        "block, the loop timed on %d blocks and scaled)\n",
-        o.loop_blocks);
-    t.print(stdout);
-    std::printf("\nverification: %d case(s) failed\n", failed);
-    for (const TargetLine* line : {&bw, &of_bound, &loop, &m2d})
-      if (line->has_value()) {
-        const bool percent = line->target <= 1;
-        std::printf("%-72s %8.2f%s %s (%s)\n", line->name.c_str(),
-                    percent ? line->value * 100 : line->value, percent ? "%" : "x",
-                    line->pass() ? "PASS" : "FAIL", line->worst_case.c_str());
-      }
-    j.begin_object("summary");
-    write_targets(j, {&bw, &of_bound, &loop, &m2d});
-    j.field("verification_failures", failed);
-    j.end_object();
-    if (failed) {
-      if (!o.json_path.empty()) finish_json_report(j, o.json_path, kTool);
-      return 1;
-    }
+  if (o.transfers) report_transfers(o, j);
+  if (o.packs && report_packs(o, gpu, j) > 0) {
+    if (!o.json_path.empty()) finish_json_report(j, o.json_path, kTool);
+    return 1;
   }
   if (!o.json_path.empty() && !finish_json_report(j, o.json_path, kTool)) return 1;
   return 0;

@@ -78,36 +78,68 @@ double time_trip(const Options& o, int rank, Trip&& trip) {
   return trip(reps) / 2;  // one way
 }
 
+// Returns -1 to continue, or an exit code.
+int parse_options(int argc, char** argv, Options* o) {
+  const int parsed =
+      parse_subcommand_options(argc, argv, kTool, o, usage, [&](const std::string& a, int* i) {
+        if (a != "--sizes" && a != "--blocks") return OptionParse::NotMine;
+        const char* v = option_value(argc, argv, i, kTool, a.c_str());
+        if (!v) return OptionParse::Bad;
+        if (a == "--sizes")
+          return parse_size_list(kTool, "--sizes", v, &o->sizes) ? OptionParse::Taken
+                                                                 : OptionParse::Bad;
+        for (const std::string& b : split_commas(v)) {
+          int block = 0;
+          if (b != "0" && !parse_positive(b.c_str(), &block)) {
+            bad_option_value(kTool, "--blocks (block bytes, or 0 for contiguous)");
+            return OptionParse::Bad;
+          }
+          o->blocks.push_back(block);
+        }
+        return OptionParse::Taken;
+      });
+  if (parsed >= 0) return parsed;
+  o->finish(0.1);
+  if (o->sizes.empty())
+    o->sizes = o->quick ? std::vector<int64_t>{64 << 10, 1 << 20}
+                        : std::vector<int64_t>{4 << 10, 64 << 10, 1 << 20, 16 << 20};
+  if (o->blocks.empty()) o->blocks = {4, 8, 16, 64, 256, 0};
+  return -1;
+}
+
+// Rank 0 sends `sent` through Loom from device memory, rank 1 receives into device memory
+// holding `background`; only the blocks may change. True (on both ranks) when rank 1 got
+// exactly that.
+bool verify_case(int rank, MPI_Datatype type, char* device, int64_t block, int64_t n, int64_t size,
+                 const std::vector<char>& sent, const std::vector<char>& background) {
+  const int peer = 1 - rank;
+  const size_t bytes = sent.size();
+  CUDA_OK(cudaMemcpy(device, rank == 0 ? sent.data() : background.data(), bytes,
+                     cudaMemcpyHostToDevice));
+  if (rank == 0)
+    MPI_Send(device, 1, type, peer, 1, MPI_COMM_WORLD);
+  else
+    MPI_Recv(device, 1, type, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  int ok = 1;
+  if (rank == 1) {
+    std::vector<char> got(bytes);
+    CUDA_OK(cudaMemcpy(got.data(), device, bytes, cudaMemcpyDeviceToHost));
+    std::vector<char> expect = background;
+    for (int64_t b = 0; b < n; ++b)
+      std::memcpy(expect.data() + (block > 0 ? 2 * b * block : 0),
+                  sent.data() + (block > 0 ? 2 * b * block : 0),
+                  static_cast<size_t>(block > 0 ? block : size));
+    ok = expect == got;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 1, MPI_COMM_WORLD);
+  return ok != 0;
+}
+
 }  // namespace
 
 int run_gpu_pingpong(int argc, char** argv) {
   Options o;
-  const int parsed =
-      parse_subcommand_options(argc, argv, kTool, &o, usage, [&](const std::string& a, int* i) {
-        if (a == "--sizes") {
-          const char* v = option_value(argc, argv, i, kTool, "--sizes");
-          return v && parse_size_list(kTool, "--sizes", v, &o.sizes);
-        } else if (a == "--blocks") {
-          const char* v = option_value(argc, argv, i, kTool, "--blocks");
-          if (!v) return false;
-          for (const std::string& b : split_commas(v)) {
-            int block = 0;
-            if (b != "0" && !parse_positive(b.c_str(), &block)) {
-              bad_option_value(kTool, "--blocks (block bytes, or 0 for contiguous)");
-              return false;
-            }
-            o.blocks.push_back(block);
-          }
-          return true;
-        }
-        return unknown_option(kTool, a, usage);
-      });
-  if (parsed >= 0) return parsed;
-  o.finish(0.1);
-  if (o.sizes.empty())
-    o.sizes = o.quick ? std::vector<int64_t>{64 << 10, 1 << 20}
-                      : std::vector<int64_t>{4 << 10, 64 << 10, 1 << 20, 16 << 20};
-  if (o.blocks.empty()) o.blocks = {4, 8, 16, 64, 256, 0};
+  if (const int rc = parse_options(argc, argv, &o); rc >= 0) return rc;
 
   // CUDA first, so that Loom (LOOM_DEVICE=auto) finds the driver loaded at MPI_Init.
   int devices = 0;
@@ -150,29 +182,10 @@ int run_gpu_pingpong(int argc, char** argv) {
       char *device, *host;
       CUDA_OK(cudaMalloc(&device, bytes));
       CUDA_OK(cudaMallocHost(&host, bytes));  // the application's copies at their best
-      std::vector<char> sent(bytes), background(bytes), got(bytes);
+      std::vector<char> sent(bytes), background(bytes);
       fill_pattern(reinterpret_cast<unsigned char*>(sent.data()), span, 17 + block);
       fill_pattern(reinterpret_cast<unsigned char*>(background.data()), span, 99);
-
-      // Verification: rank 0 sends through Loom from device memory, rank 1 receives into device
-      // memory holding other bytes; only the blocks may change.
-      CUDA_OK(cudaMemcpy(device, rank == 0 ? sent.data() : background.data(), bytes,
-                         cudaMemcpyHostToDevice));
-      if (rank == 0)
-        MPI_Send(device, 1, type, peer, 1, MPI_COMM_WORLD);
-      else
-        MPI_Recv(device, 1, type, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      int ok = 1;
-      if (rank == 1) {
-        CUDA_OK(cudaMemcpy(got.data(), device, bytes, cudaMemcpyDeviceToHost));
-        std::vector<char> expect = background;
-        for (int64_t b = 0; b < n; ++b)
-          std::memcpy(expect.data() + (block > 0 ? 2 * b * block : 0),
-                      sent.data() + (block > 0 ? 2 * b * block : 0),
-                      static_cast<size_t>(block > 0 ? block : size));
-        ok = expect == got;
-      }
-      MPI_Bcast(&ok, 1, MPI_INT, 1, MPI_COMM_WORLD);
+      const bool ok = verify_case(rank, type, device, block, n, size, sent, background);
       if (!ok) ++failures;
 
       const double loom = time_trip(o, rank, [&](int reps) {
@@ -206,7 +219,7 @@ int run_gpu_pingpong(int argc, char** argv) {
       j.field("span_bytes", span);
       j.field("loom_seconds", loom);
       j.field("app_seconds", app);
-      j.field("verified", ok != 0);
+      j.field("verified", ok);
       j.end_object();
       CUDA_OK(cudaFree(device));
       CUDA_OK(cudaFreeHost(host));
