@@ -30,9 +30,9 @@
 #include "bench/p2p_common.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
-#include "ops/method.hpp"
 #include "loom/loom.h"
 #include "model/model.hpp"
+#include "ops/method.hpp"
 
 namespace loom::bench {
 namespace {

@@ -22,8 +22,8 @@
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
 #include "bench/type_corpus.hpp"
-#include "ops/method.hpp"
 #include "loom/loom.h"
+#include "ops/method.hpp"
 
 namespace loom::bench {
 
