@@ -14,7 +14,8 @@ ErrorStats compare_as(const T* x, const T* y, std::size_t count) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   ErrorStats s;
   s.count = count;
-  double lo = inf, hi = -inf, sum_sq = 0;
+  // Squares and the range of doubles near the largest finite value overflow a double.
+  long double lo = inf, hi = -inf, sum_sq = 0;
   std::size_t finite = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const double a = x[i], b = y[i];
@@ -35,17 +36,19 @@ ErrorStats compare_as(const T* x, const T* y, std::size_t count) {
     s.max_abs_error = std::max(s.max_abs_error, err);
     const double rel = a != 0 ? err / std::fabs(a) : (err == 0 ? 0 : inf);
     s.max_rel_error = std::max(s.max_rel_error, rel);
-    sum_sq += err * err;
-    lo = std::min(lo, a);
-    hi = std::max(hi, a);
+    sum_sq += static_cast<long double>(err) * err;
+    lo = std::min<long double>(lo, a);
+    hi = std::max<long double>(hi, a);
     ++finite;
   }
-  const double mse = finite ? sum_sq / static_cast<double>(finite) : 0;
-  s.rmse = std::sqrt(mse);
+  const long double mse = finite ? sum_sq / static_cast<long double>(finite) : 0;
+  s.rmse = static_cast<double>(std::sqrt(mse));
   if (mse == 0)
     s.psnr_db = inf;
+  else if (hi == lo)
+    s.psnr_db = -inf;  // a constant original, reconstructed with error
   else
-    s.psnr_db = 20 * std::log10(hi - lo) - 10 * std::log10(mse);
+    s.psnr_db = static_cast<double>(20 * std::log10(hi - lo) - 10 * std::log10(mse));
   return s;
 }
 

@@ -11,7 +11,9 @@ namespace loom::codec {
 struct ErrorStats {
   double max_abs_error = 0;  // over positions where the original is finite
   double max_rel_error = 0;  // |x - y| / |x|; where x == 0: 0 if y == 0, else +Inf
-  double psnr_db = 0;        // 20 log10(range of finite x) - 10 log10(MSE); +Inf if MSE == 0
+  // 20 log10(range of finite x) - 10 log10(MSE), in long double (no overflow near the
+  // largest doubles); +Inf if MSE == 0, -Inf if the finite x are constant and MSE > 0.
+  double psnr_db = 0;
   double rmse = 0;
   // Positions whose non-finite value did not come back as it was (NaN for NaN, the same
   // Inf), or a finite value that came back non-finite: such positions also make both

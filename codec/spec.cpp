@@ -133,6 +133,12 @@ std::optional<Spec> parse_spec(std::string_view text, std::string* error) {
             spec.dims[d] > (std::size_t{1} << 32))
           return bad(item + ": dims takes positive extents, fastest first, e.g. dims=64x64x32");
       }
+      std::size_t product = 1;
+      for (int d = 0; d < spec.ndims; ++d) {
+        if (spec.dims[d] > (std::size_t{1} << 48) / product)
+          return bad(item + ": dims describes more than 2^48 values");
+        product *= spec.dims[d];
+      }
     } else if (!is_zfp && spec.kind == Kind::Blosc && (key == "lz4" || key == "zstd")) {
       if (has_value) return bad(item + ": " + std::string(key) + " takes no value");
       if (have_compressor) return bad(item + ": give one compressor (lz4 or zstd)");

@@ -170,6 +170,7 @@ TEST(CodecSpec, RejectsWithClearMessages) {
       {"zfp:reversible=1", "reversible takes no value"},
       {"zfp:rate=8:dims=0x4", "dims takes positive"},
       {"zfp:rate=8:dims=2x2x2x2", "1 to 3 extents"},
+      {"zfp:rate=8:dims=4294967296x4294967296x4", "more than 2^48"},
       {"blosc:relative=1", "relative takes"},
       {"blosc:relative=0", "relative takes"},
       {"blosc:lz4:zstd", "one compressor"},
@@ -507,6 +508,12 @@ TEST(CodecMetrics, ErrorsAndPsnr) {
   const float a[] = {0.0f, 2.0f}, b[] = {1e-30f, 2.0f};
   EXPECT_EQ(compare(a, b, 2, Element::Float32).max_rel_error, inf);  // x == 0, y != 0
   EXPECT_EQ(compare(a, b, 0, Element::Float32).count, 0u);
+  // Range and squares beyond a double's: still finite.
+  const double big = std::numeric_limits<double>::max();
+  const double u[] = {-big, big}, w[] = {-big, big / 2};
+  s = compare(u, w, 2, Element::Float64);
+  EXPECT_NEAR(s.psnr_db, 20 * std::log10(2.0) - 20 * std::log10(0.5) + 10 * std::log10(2.0), 1e-9);
+  EXPECT_NEAR(s.rmse, big / 2 / std::sqrt(2.0), big * 1e-12);
 }
 
 TEST(CodecInterface, HostMemoryAndBounds) {
