@@ -264,12 +264,12 @@ class BloscCodec final : public Codec {
                        std::size_t capacity) const override {
     const std::size_t size = element_size(e), bytes = count * size;
     if (count == 0 || bytes > BLOSC_MAX_BUFFERSIZE) return 0;
-    std::vector<std::uint64_t> rounded;
+    std::unique_ptr<std::uint64_t[]> rounded;  // not zeroed: bit_round writes all of it
     const void* src = in;
     if (spec_.relative > 0) {
-      rounded.resize((bytes + 7) / 8);
-      bit_round(in, count, e, mantissa_bits_for(spec_.relative, e), rounded.data());
-      src = rounded.data();
+      rounded = std::make_unique_for_overwrite<std::uint64_t[]>((bytes + 7) / 8);
+      bit_round(in, count, e, mantissa_bits_for(spec_.relative, e), rounded.get());
+      src = rounded.get();
     }
     const int n = blosc_compress_ctx(spec_.level, BLOSC_SHUFFLE, size, bytes, src, out,
                                      std::min<std::size_t>(capacity, bytes + BLOSC_MAX_OVERHEAD),
