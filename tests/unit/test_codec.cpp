@@ -323,6 +323,33 @@ TEST(CodecBounded, BloscRelativeMeetsBoundOnEveryValue) {
   check_bounded<float>("blosc:zstd:relative=1e-3", ErrorBound::Kind::Relative, 1e-3);
 }
 
+TEST(CodecBounded, ZfpRefusesWhatItCannotKeep) {
+  // ZFP alone misses 1e-3 on most of these (a block mixes 1e20 with values below 0.01):
+  // the codec refuses the chunk and the frame stores it raw.
+  std::vector<float> range(2048);
+  for (std::size_t i = 0; i < range.size(); ++i)
+    range[i] = static_cast<float>(i % 4 == 0 ? 1e20 : 1e-3 * static_cast<double>(i % 11));
+  auto codec = codec_for("zfp:accuracy=1e-3");
+  ASSERT_TRUE(codec);
+  std::vector<unsigned char> buf(codec->max_compressed_bytes(range.size(), Element::Float32));
+  EXPECT_EQ(codec->compress(range.data(), range.size(), Element::Float32, buf.data(), buf.size()),
+            0u);
+  std::vector<float> out;
+  auto r = round_trip(*codec, range, out, {});
+  ASSERT_TRUE(r.ok);
+  EXPECT_TRUE(read_frame(r.frame.data(), r.bytes)->chunks[0].raw);
+  EXPECT_EQ(out, range);
+  // Non-finite values: every ZFP mode refuses.
+  std::vector<double> special(64, 1.0);
+  special[17] = std::numeric_limits<double>::infinity();
+  for (const char* text : {"zfp:rate=8", "zfp:accuracy=1e-3", "zfp:reversible"}) {
+    auto z = codec_for(text);
+    std::vector<unsigned char> b(z->max_compressed_bytes(special.size(), Element::Float64));
+    EXPECT_EQ(z->compress(special.data(), special.size(), Element::Float64, b.data(), b.size()), 0u)
+        << text;
+  }
+}
+
 TEST(CodecBounded, ZfpRateSizeAndShape) {
   std::mt19937_64 rng(test_seed());
   const auto in = smooth<float>(65536, rng);
