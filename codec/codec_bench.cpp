@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numbers>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ std::vector<T> smooth_field(std::size_t nx, std::size_t ny, std::size_t nz, std:
   std::vector<T> v(nx * ny * nz);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> noise(-1.0, 1.0);
-  const double pi2 = 2 * M_PI;
+  const double pi2 = 2 * std::numbers::pi;
   for (std::size_t z = 0; z < nz; ++z)
     for (std::size_t y = 0; y < ny; ++y)
       for (std::size_t x = 0; x < nx; ++x) {
