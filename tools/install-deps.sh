@@ -23,6 +23,7 @@ packages=(
   gfortran                                               # Fortran application tests
   libgtest-dev googletest                                # unit tests
   nlohmann-json3-dev                                     # the method model's calibration files
+  libzfp-dev libblosc-dev                                # the codec engine (ZFP, Blosc)
   python3 python3-pip python3-dev                        # plots; building mpi4py
 )
 missing=()
