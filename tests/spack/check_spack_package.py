@@ -136,6 +136,8 @@ def main():
     check(dependencies.get("mpi") == "+interposer", "depends_on('mpi', when='+interposer')")
     check(any(d.startswith("cmake@3.25") for d in dependencies), "depends_on cmake@3.25:")
     check(any(d.startswith("nlohmann-json") for d in dependencies), "depends_on nlohmann-json")
+    check(any(d.startswith("zfp@1") for d in dependencies), "depends_on zfp@1:")
+    check(any(d.startswith("c-blosc") for d in dependencies), "depends_on c-blosc")
     requirements = [args for args, _ in by_kind.get("requires", [])]
     check(any({"^openmpi", "^mpich"} <= set(r) for r in requirements),
           "requires one of ^openmpi, ^mpich")

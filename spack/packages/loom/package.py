@@ -30,6 +30,9 @@ class Loom(CMakePackage, CudaPackage):
     depends_on("fortran", type="build", when="+tests+interposer")
     depends_on("cmake@3.25:", type="build")
     depends_on("nlohmann-json@3:", type="build")
+    # The codec engine (codec/, docs/codec.md).
+    depends_on("zfp@1:")
+    depends_on("c-blosc@1.14:")
     depends_on("googletest", type="build", when="+tests")
     depends_on("mpi", when="+interposer")
     # Loom knows the ABI, Fortran bindings and launcher of these two MPI providers only.
