@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "exec/execute.hpp"
 #include "loom/loom.h"
 #include "mpi/host.hpp"
 #include "mpi/type_decode.hpp"
@@ -266,7 +267,7 @@ bool host_packs_like(MPI_Datatype type, const pack::Plan& plan, int64_t true_lb,
   if (PMPI_Pack(base, 1, type, host_bytes.data(), size, &position, MPI_COMM_SELF) != MPI_SUCCESS ||
       position != size)
     return false;
-  plan.pack(base, 1, loom_bytes.data());
+  exec::pack(plan, base, 1, loom_bytes.data(), exec::MemoryKind::Host);
   return host_bytes == loom_bytes;
 }
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "exec/device_memory.hpp"
+#include "exec/execute.hpp"
 #include "mpi/host.hpp"
 #include "mpi/requests.hpp"
 #include "mpi/topology.hpp"
@@ -61,7 +61,8 @@ struct TypeRoute {
   const TypePlan* plan = nullptr;
   int64_t size = 0, extent = 0;
   int64_t first_byte = 0;  // Direct: where the bytes start, relative to the element's origin
-  bool device = false;     // Plan: the user's memory is device memory (device_memory.hpp)
+  // Plan: the user's memory kind (exec/execute.hpp), device memory staged through Loom's plan.
+  exec::MemoryKind memory = exec::MemoryKind::Host;
 };
 
 bool route_of(MPI_Datatype type, TypeRoute* route) {
@@ -97,7 +98,7 @@ bool route_device_side(TypeRoute* route) {
   if (route->kind == TypeRoute::Kind::HostPack) return false;
   if (route->size > 0) {
     route->kind = TypeRoute::Kind::Plan;
-    route->device = true;
+    route->memory = exec::MemoryKind::Device;
   }
   return true;
 }
@@ -318,14 +319,10 @@ int move_run(const Piece& piece, int first, int blocks, char* packed, bool pack,
       return MPI_SUCCESS;
     }
     case TypeRoute::Kind::Plan:
-      if (route.device && pack)
-        pack_between(route.plan->plan, user, elements, packed);
-      else if (route.device)
-        unpack_between(route.plan->plan, packed, elements, user);
-      else if (pack)
-        route.plan->plan.pack(user, elements, packed);
+      if (pack)
+        exec::pack(route.plan->plan, user, elements, packed, route.memory);
       else
-        route.plan->plan.unpack(packed, elements, user);
+        exec::unpack(route.plan->plan, packed, elements, user, route.memory);
       return MPI_SUCCESS;
     case TypeRoute::Kind::HostPack:
       break;

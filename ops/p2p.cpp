@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "exec/device_memory.hpp"
+#include "exec/execute.hpp"
 #include "mpi/host.hpp"
 #include "mpi/locality.hpp"
 #include "mpi/requests.hpp"
@@ -129,10 +129,8 @@ StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   {
     KernelTimer timer(Counter::PackNanoseconds);
-    if (r.device)
-      pack_between(r.plan->plan, buf, count, staging.data());
-    else
-      r.plan->plan.pack(buf, count, staging.data());
+    exec::pack(r.plan->plan, buf, count, staging.data(),
+               r.device ? exec::MemoryKind::Device : exec::MemoryKind::Host);
   }
   count_call(Counter::SendPacked, Counter::SendPackedBytes, static_cast<uint64_t>(r.bytes));
   return staging;
@@ -171,10 +169,7 @@ class PersistentSend final : public PendingOp {
   int on_start() override {
     {
       KernelTimer timer(Counter::PackNanoseconds);
-      if (device_memory(buf_))
-        pack_between(type_->plan, buf_, count_, staging_.data());
-      else
-        type_->plan.pack(buf_, count_, staging_.data());
+      exec::pack(type_->plan, buf_, count_, staging_.data(), exec::memory_kind(buf_));
     }
     count_call(Counter::SendPacked, Counter::SendPackedBytes, staging_.size());
     return MPI_SUCCESS;

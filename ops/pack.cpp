@@ -5,7 +5,7 @@
 // MPI_ERR_TRUNCATE itself and writes nothing.
 #include <cstring>
 
-#include "exec/device_memory.hpp"
+#include "exec/execute.hpp"
 #include "mpi/host.hpp"
 #include "mpi/type_registry.hpp"
 #include "ops/pack.hpp"
@@ -95,10 +95,7 @@ int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, in
   {
     KernelTimer timer(Counter::PackNanoseconds);
     char* out = static_cast<char*>(outbuf) + *position;
-    if (exec::device_memory(inbuf) || exec::device_memory(outbuf))
-      exec::pack_between(plan->plan, inbuf, incount, out);
-    else
-      plan->plan.pack(inbuf, incount, out);
+    exec::pack(plan->plan, inbuf, incount, out, exec::memory_kind(inbuf, outbuf));
   }
   *position += static_cast<int>(bytes);
   count_call(Counter::PackLoom, Counter::PackBytes, static_cast<uint64_t>(bytes));
@@ -121,10 +118,7 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
   {
     KernelTimer timer(Counter::UnpackNanoseconds);
     const char* in = static_cast<const char*>(inbuf) + *position;
-    if (exec::device_memory(inbuf) || exec::device_memory(outbuf))
-      exec::unpack_between(plan->plan, in, outcount, outbuf);
-    else
-      plan->plan.unpack(in, outcount, outbuf);
+    exec::unpack(plan->plan, in, outcount, outbuf, exec::memory_kind(inbuf, outbuf));
   }
   *position += static_cast<int>(bytes);
   count_call(Counter::UnpackLoom, Counter::UnpackBytes, static_cast<uint64_t>(bytes));

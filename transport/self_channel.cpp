@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec/execute.hpp"
 #include "mpi/host.hpp"
 #include "mpi/requests.hpp"
 #include "mpi/type_registry.hpp"
@@ -281,7 +282,7 @@ bool SelfChannel::send(const void* buf, int count, MPI_Datatype type, int tag, M
     StagingBuffer staging(static_cast<size_t>(bytes));
     {
       KernelTimer timer(Counter::PackNanoseconds);
-      plan->plan.pack(buf, count, staging.data());
+      exec::pack(plan->plan, buf, count, staging.data(), exec::MemoryKind::Host);
     }
     unpack_received(*it->plan, staging.data(), bytes, it->buf, it->count, false);
     it->receive->delivered(rank_, tag, bytes);
@@ -295,7 +296,7 @@ bool SelfChannel::send(const void* buf, int count, MPI_Datatype type, int tag, M
   StagingBuffer packed(static_cast<size_t>(bytes));
   {
     KernelTimer timer(Counter::PackNanoseconds);
-    plan->plan.pack(buf, count, packed.data());
+    exec::pack(plan->plan, buf, count, packed.data(), exec::MemoryKind::Host);
   }
   queued_.push_back({tag, std::move(packed)});
   lock.unlock();
@@ -394,7 +395,7 @@ class SelfPersistentSend final : public PendingOp {
     StagingBuffer packed(static_cast<size_t>(count_) * static_cast<size_t>(plan_->plan.size()));
     {
       KernelTimer timer(Counter::PackNanoseconds);
-      plan_->plan.pack(buf_, count_, packed.data());
+      exec::pack(plan_->plan, buf_, count_, packed.data(), exec::MemoryKind::Host);
     }
     MPI_Request send = MPI_REQUEST_NULL;
     rc = host().Isend(packed.data(), static_cast<int>(packed.size()), MPI_PACKED, rank_, tag_,

@@ -1,6 +1,6 @@
 #include "transport/staging.hpp"
 
-#include "exec/device_memory.hpp"
+#include "exec/execute.hpp"
 #include "mpi/type_registry.hpp"
 #include "ops/method.hpp"
 #include "runtime/runtime.hpp"
@@ -148,25 +148,16 @@ void unpack_received(const TypePlan& type, const char* staged, int64_t received,
   const int64_t size = type.plan.size();
   if (size <= 0 || received <= 0) return;
   const int64_t whole = std::min<int64_t>(received / size, count);
-  const bool device = device_memory(buf);
+  const exec::MemoryKind kind = exec::memory_kind(buf);
   KernelTimer timer(Counter::UnpackNanoseconds);
-  if (device)
-    unpack_between(type.plan, staged, whole, buf);
-  else
-    type.plan.unpack(staged, whole, buf);
+  exec::unpack(type.plan, staged, whole, buf, kind);
   const int64_t rest = std::min(received - whole * size, size);
   if (whole < count && rest > 0) {
     char* element = static_cast<char*>(buf) + whole * type.plan.extent();
     std::vector<char> merged(static_cast<size_t>(size));
-    if (device) {
-      pack_between(type.plan, element, 1, merged.data());
-      std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
-      unpack_between(type.plan, merged.data(), 1, element);
-    } else {
-      type.plan.pack(element, 1, merged.data());
-      std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
-      type.plan.unpack(merged.data(), 1, element);
-    }
+    exec::pack(type.plan, element, 1, merged.data(), kind);
+    std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
+    exec::unpack(type.plan, merged.data(), 1, element, kind);
   }
   if (as_receive)
     count_call(Counter::RecvUnpacked, Counter::RecvUnpackedBytes, static_cast<uint64_t>(received));

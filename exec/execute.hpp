@@ -1,0 +1,39 @@
+// The executor seam: every pack and unpack in Loom goes through pack() and unpack() here, with
+// the memory kind of the buffers involved. Host memory runs the plan's CPU kernels (pack/, the
+// ISA chosen by LOOM_ISA); device memory runs the plan's device program (pack/device/) on the
+// device executor LOOM_DEVICE chose (exec/device_memory.hpp): CUDA, or the emulated device in
+// tests. A new executor (another GPU vendor, a DMA engine) is one more MemoryKind and one more
+// branch here; its program is compiled from the same Plan.
+#pragma once
+
+#include <cstdint>
+
+#include "exec/device_memory.hpp"
+#include "pack/plan.hpp"
+
+namespace loom::exec {
+
+enum class MemoryKind : uint8_t { Host, Device };
+
+// Device when either buffer is device memory (one load decides where no device is possible).
+[[gnu::always_inline]] inline MemoryKind memory_kind(const void* a, const void* b = nullptr) {
+  return device_memory(a) || device_memory(b) ? MemoryKind::Device : MemoryKind::Host;
+}
+
+// Packs `count` elements of `plan` at `user` into `out`, or unpacks the reverse. Blocking.
+[[gnu::always_inline]] inline void pack(const pack::Plan& plan, const void* user, int64_t count,
+                                        void* out, MemoryKind kind) {
+  if (kind == MemoryKind::Host)
+    plan.pack(user, count, out);
+  else
+    pack_between(plan, user, count, out);
+}
+[[gnu::always_inline]] inline void unpack(const pack::Plan& plan, const void* in, int64_t count,
+                                          void* user, MemoryKind kind) {
+  if (kind == MemoryKind::Host)
+    plan.unpack(in, count, user);
+  else
+    unpack_between(plan, in, count, user);
+}
+
+}  // namespace loom::exec
