@@ -1,6 +1,7 @@
-// What the point-to-point tests (p2p_test.cpp, p2p_threads_test.cpp) share: the ranks of the
-// job, sentinel-guarded buffers with deterministic patterns, packing through the host as the
-// reference, and the derived datatypes both send.
+// What the point-to-point tests (p2p_harness.hpp with the p2p_*_test.cpp chapters, and
+// p2p_threads_test.cpp) share: the ranks of the job, sentinel-guarded buffers with
+// deterministic patterns, packing through the host as the reference, and the derived
+// datatypes both send.
 #pragma once
 
 #include <mpi.h>
