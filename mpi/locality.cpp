@@ -54,6 +54,7 @@ std::vector<int> translate_to_world(MPI_Comm comm) {
 
 void init_locality() {
   NodeMap& map = nodes();
+  if (map.ready) return;
   int world_size = 1, world_rank = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

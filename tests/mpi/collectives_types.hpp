@@ -19,19 +19,14 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/mpi/host_quirks.hpp"
+
 namespace loom::test::coll {
 
 inline int g_rank = 0;
 inline int g_size = 1;
 
-// MPICH 4.0's own in-place MPI_Alltoallw fails with MPI_ERR_TRUNCATE on many layouts (it
-// receives a peer's bytes as that peer's types), so there the reference for Loom's in-place
-// call is the same exchange sent from a copy of the receive buffer.
-#ifdef MPICH_VERSION
-constexpr bool kHostInPlaceAlltoallwFails = true;
-#else
-constexpr bool kHostInPlaceAlltoallwFails = false;
-#endif
+using loom::test::kHostInPlaceAlltoallwFails;
 
 constexpr unsigned char kSentinel = 0xA5;
 constexpr int64_t kMargin = 48;  // sentinel bytes around every buffer

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/mpi/host_quirks.hpp"
+
 namespace loom::test::p2p {
 
 // This process in MPI_COMM_WORLD; main() sets them before anything communicates.
@@ -27,11 +29,7 @@ inline int left() {
 
 using Bytes = std::vector<unsigned char>;
 
-#ifdef MPICH_VERSION
-constexpr bool kHostIsMpich = true;
-#else
-constexpr bool kHostIsMpich = false;
-#endif
+using loom::test::kHostIsMpich;
 
 constexpr unsigned char kSentinel = 0xA7;
 constexpr std::ptrdiff_t kMarginBytes = 64;  // compared on both sides of every buffer
