@@ -30,7 +30,10 @@ options:
   --no-check              skip the bandwidth check
   --hello                 run a helper that prints each rank's node and the LD_PRELOAD,
                           LOOM_* and UCX_* variables it sees, instead of PROGRAM
-  --no-pin                do not pin ranks (default: rank i on the i-th allowed CPU, cyclic)
+  --timeout SEC           end the program (and the check) after SEC seconds, status 124
+                          (default 0: no limit)
+  --no-pin                do not pin ranks (default: local rank L of node I on allowed CPU
+                          number (L * nodes + I) mod CPUs)
   --subnet A.B.C          the private /24 of the emulated nodes (default 10.213.42)
   --self-test             check both MPIs (those installed): 2 nodes at --rate, the
                           environment reaching the ranks, nothing left behind afterwards
@@ -57,11 +60,11 @@ run() {
   "$@" 9>&-
 }
 
-mpi=openmpi nodes=2 rpn=1 rate=1gbit tolerance=15 mode=run pin=1 subnet=10.213.42 hello=0
+mpi=openmpi nodes=2 rpn=1 rate=1gbit tolerance=15 mode=run pin=1 subnet=10.213.42 hello=0 timeout=0
 program=()
 while (($#)); do
   case "$1" in
-    --mpi | --nodes | --ranks-per-node | --rate | --tolerance | --subnet)
+    --mpi | --nodes | --ranks-per-node | --rate | --tolerance | --subnet | --timeout)
       (($# >= 2)) || die "$1 needs a value (--help)"
       case "$1" in
         --mpi) mpi=$2 ;;
@@ -70,6 +73,7 @@ while (($#)); do
         --rate) rate=$2 ;;
         --tolerance) tolerance=$2 ;;
         --subnet) subnet=$2 ;;
+        --timeout) timeout=$2 ;;
       esac
       shift 2
       ;;
@@ -104,6 +108,7 @@ if [[ $mpi == mpich ]] && ((rpn > 1)); then
   die "--ranks-per-node $rpn with MPICH is refused: two MPICH ranks per emulated node hung in" \
     "MPI_Finalize in 3 of 6 runs here (UCX TCP). Use one rank per node (more --nodes), or Open MPI."
 fi
+if ! [[ $timeout =~ ^[0-9]+$ ]]; then die "--timeout must be a number of seconds (0: none)"; fi
 if ! [[ $tolerance =~ ^[0-9]+$ ]] || ((tolerance > 99)); then die "--tolerance must be a percentage 0..99"; fi
 if ! [[ $subnet =~ ^10\.([0-9]{1,3})\.([0-9]{1,3})$ ]] || ((BASH_REMATCH[1] > 255 || BASH_REMATCH[2] > 255)); then
   die "--subnet must be a private 10.x.y (a /24 of its own), not '$subnet'"
@@ -193,7 +198,7 @@ namespaces() { ip netns list 2>/dev/null | awk -v p="^$prefix-" '$1 ~ p { print 
 
 # Ends every process inside our namespaces (they are all ours), then deletes the namespaces,
 # which removes their veths and the bridge with them.
-teardown() {
+stop_jobs() {
   local ns pids sig _
   local all
   all=$(namespaces)
@@ -211,6 +216,11 @@ teardown() {
       sleep 0.2
     done
   done
+}
+teardown() {
+  local ns all
+  stop_jobs
+  all=$(namespaces)
   for ns in $all; do run ip netns delete "$ns" 2>/dev/null || true; done
   [[ -z $(namespaces) ]] || echo "slow-link: could not remove all namespaces: $(namespaces | tr '\n' ' ')" >&2
 }
@@ -273,6 +283,10 @@ for ((i = 0; i < nodes; i++)); do
   shape "$ns" "$dev"
   shape "$sw" "p$i"
 done
+if [[ $mpi == mpich ]] && ((nodes > 2)); then
+  say "warning: MPICH over UCX TCP (UCX 1.13) hangs in MPI_Finalize at times with more than two" \
+    "ranks, also without namespaces; give --timeout (see docs/slow-link.md)"
+fi
 say "$nodes node(s) x $rpn rank(s), $mpi, link $rate per node and direction (tbf, burst $burst B," \
   "queue $limit B) on $subnet.0/24"
 
@@ -294,20 +308,24 @@ esac
 exec ip netns exec "\$host" unshare --uts /bin/sh -c 'echo "\$0" >/proc/sys/kernel/hostname && exec /bin/sh -c "\$1"' "\$host" "\$*"
 EOF
 # rank wrapper: pins the rank, names its node, gives it LD_PRELOAD, execs the program.
+# Pinning goes node first: local rank L of node I gets allowed CPU number (L * nodes + I)
+# mod CPUs, so the first ranks of different nodes get different CPUs.
 cat >"$tmp/rank" <<'EOF'
 #!/bin/sh
-rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
 SLOWLINK_NODE=$(ip netns identify $$ 2>/dev/null)
 export SLOWLINK_NODE
 if [ -n "$SLOWLINK_CPUS" ]; then
-  cpu=$(echo "$SLOWLINK_CPUS" | awk -v r="$rank" '{ print $(r % NF + 1) }')
-  taskset -pc "$cpu" $$ >/dev/null || echo "slow-link: could not pin rank $rank to CPU $cpu" >&2
+  node=${SLOWLINK_NODE##*-n}
+  case $node in '' | *[!0-9]*) node=0 ;; esac
+  idx=$(( ${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-0}} * SLOWLINK_NODES + node ))
+  cpu=$(echo "$SLOWLINK_CPUS" | awk -v i="$idx" '{ print $(i % NF + 1) }')
+  taskset -pc "$cpu" $$ >/dev/null || echo "slow-link: could not pin $SLOWLINK_NODE's rank to CPU $cpu" >&2
 fi
 if [ -n "${SLOWLINK_LD_PRELOAD+x}" ]; then
   LD_PRELOAD=$SLOWLINK_LD_PRELOAD
   export LD_PRELOAD
 fi
-unset SLOWLINK_LD_PRELOAD SLOWLINK_CPUS
+unset SLOWLINK_LD_PRELOAD SLOWLINK_CPUS SLOWLINK_NODES
 exec "$@"
 EOF
 chmod 755 "$tmp/agent" "$tmp/rank"
@@ -326,7 +344,7 @@ if ((pin)); then
     fi
   done
 fi
-export SLOWLINK_CPUS=$cpus
+export SLOWLINK_CPUS=$cpus SLOWLINK_NODES=$nodes
 
 run "mpicc.$mpi" -O2 -o "$tmp/bandwidth" "$here/slow-link/bandwidth.c" ||
   die "could not build the bandwidth test with mpicc.$mpi"
@@ -334,12 +352,13 @@ run "mpicc.$mpi" -O2 -o "$tmp/bandwidth" "$here/slow-link/bandwidth.c" ||
 ranks=$((nodes * rpn))
 # Runs the job in the switch namespace in the background, so that a signal reaches the trap
 # at once; returns its status. "job plain CMD..." runs without the user's LD_PRELOAD (the
-# bandwidth check measures the link, not Loom), "job user CMD..." with it.
+# bandwidth check measures the link, not Loom, and pins its ranks itself), "job user CMD..."
+# with it.
 job() {
   local kind=$1 pid name
   shift
   local launch=() unset=()
-  [[ $kind == plain ]] && unset=(-u SLOWLINK_LD_PRELOAD)
+  [[ $kind == plain ]] && unset=(-u SLOWLINK_LD_PRELOAD SLOWLINK_CPUS=)
   if [[ $mpi == openmpi ]]; then
     local btl=tcp,self
     ((rpn > 1)) && btl=tcp,vader,self
@@ -359,8 +378,36 @@ job() {
       -iface "$prefix-br" -genvall -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES "$dev")
   fi
   ((verbose)) && echo "+ ip netns exec $sw ${launch[*]} $tmp/rank $*" >&2
-  env "${unset[@]}" ip netns exec "$sw" "${launch[@]}" "$tmp/rank" "$@" 9>&- &
+  local start=$SECONDS verdict_at="" watch=""
+  if [[ $kind == plain ]]; then
+    watch=$tmp/check.out
+    env "${unset[@]}" ip netns exec "$sw" "${launch[@]}" "$tmp/rank" "$@" 9>&- > >(tee "$watch") 2>&1 &
+  else
+    env "${unset[@]}" ip netns exec "$sw" "${launch[@]}" "$tmp/rank" "$@" 9>&- &
+  fi
   pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((timeout > 0 && SECONDS - start >= timeout)); then
+      echo "slow-link: --timeout $timeout s reached: ending the job" >&2
+      stop_jobs
+      wait "$pid" 2>/dev/null || true
+      return 124
+    fi
+    # MPICH over UCX TCP (UCX 1.13) hangs in MPI_Finalize at times with more than two ranks:
+    # once the check has given its verdict, it has 10 s to end
+    if [[ -n $watch && -z $verdict_at ]] && grep -q '^slow-link check: \(ok\|FAIL\)' "$watch"; then
+      verdict_at=$SECONDS
+    fi
+    if [[ -n $verdict_at ]] && ((SECONDS - verdict_at >= 10)); then
+      echo "slow-link: the check gave its verdict but did not end within 10 s (MPI_Finalize hang of" \
+        "UCX TCP, see docs/slow-link.md): ended it" >&2
+      stop_jobs
+      wait "$pid" 2>/dev/null || true
+      grep -q '^slow-link check: ok' "$watch"
+      return
+    fi
+    sleep 0.2
+  done
   wait "$pid"
 }
 

@@ -9,21 +9,55 @@
  *       on its node (MPI_COMM_TYPE_SHARED), and the LD_PRELOAD / LOOM_* / UCX_* variables
  *       it sees (and those named in SLOWLINK_HELLO_VARS), to show what reaches the ranks.
  *
- * Nodes are told apart by MPI_COMM_TYPE_SHARED, as Loom does. */
+ * Nodes are told apart by MPI_COMM_TYPE_SHARED, as Loom does. The two ranks of each
+ * measurement run on two different CPUs; the others wait without spinning. */
+#define _GNU_SOURCE
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 extern char **environ;
 
 enum { MSG = 4 << 20, REPEATS = 3, LINE = 4096 };
 
+static cpu_set_t allowed; /* the CPUs this rank may run on, as started */
+
+/* Waits for a request without spinning: ranks that take no part in a measurement must leave
+ * the (few, shared) cores to the two that do. */
+static void idle_wait(MPI_Request *req) {
+  int done = 0;
+  struct timespec ms = {0, 1000000};
+  for (MPI_Test(req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(req, &done, MPI_STATUS_IGNORE))
+    nanosleep(&ms, NULL);
+}
+
+/* The two ranks of a measurement on two different CPUs (the first two this rank may use),
+ * whatever the launcher did; which = -1 restores the mask. */
+static void pin(int which) {
+  cpu_set_t one;
+  int seen = 0, cpus = CPU_COUNT(&allowed);
+  if (which < 0 || cpus < 2) {
+    sched_setaffinity(0, sizeof allowed, &allowed);
+    return;
+  }
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &allowed) && seen++ == which) {
+      CPU_ZERO(&one);
+      CPU_SET(c, &one);
+      sched_setaffinity(0, sizeof one, &one);
+      return;
+    }
+}
+
 static double stream(int from, int to, int me, char *buf, int count) {
-  MPI_Request req[64];
+  MPI_Request req[64], done;
   MPI_Status st[64]; /* not MPI_STATUSES_IGNORE: GCC 12 warns on MPICH's prototype */
   char ack = 0;
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Ibarrier(MPI_COMM_WORLD, &done);
+  idle_wait(&done);
   double t0 = MPI_Wtime();
   if (me == from) {
     for (int i = 0; i < count; i++)
@@ -37,7 +71,8 @@ static double stream(int from, int to, int me, char *buf, int count) {
     MPI_Send(&ack, 1, MPI_BYTE, from, 2, MPI_COMM_WORLD);
   }
   double t = MPI_Wtime() - t0;
-  MPI_Bcast(&t, 1, MPI_DOUBLE, from, MPI_COMM_WORLD);
+  MPI_Ibcast(&t, 1, MPI_DOUBLE, from, MPI_COMM_WORLD, &done);
+  idle_wait(&done);
   return (double)count * MSG / t / 1e6;
 }
 
@@ -68,9 +103,11 @@ static int check(int me, int size, MPI_Comm node, double mbps, double tol) {
     if (!leader[peer]) continue;
     for (int dir = 0; dir < 2; dir++) {
       int from = dir ? peer : 0, to = dir ? 0 : peer;
+      pin(me == from ? 0 : me == to ? 1 : -1);
       stream(from, to, me, buf, 2); /* warm-up: connection set-up, TCP slow start */
       double v[REPEATS];
       for (int i = 0; i < REPEATS; i++) v[i] = stream(from, to, me, buf, count);
+      pin(-1);
       qsort(v, REPEATS, sizeof v[0], cmp);
       double med = v[REPEATS / 2];
       int ok = med >= mbps * (1 - tol) && med <= mbps * (1 + tol / 2);
@@ -101,8 +138,11 @@ static int hello(int me, int size, MPI_Comm node) {
   MPI_Comm_size(node, &nodesize);
   char line[LINE];
   const char *ns = getenv("SLOWLINK_NODE");
-  int n = snprintf(line, LINE, "rank %d/%d on node %s (%d rank(s) on this node):", me, size,
-                   ns ? ns : "?", nodesize);
+  char cpus[256] = "";
+  for (int c = 0, k = 0; c < CPU_SETSIZE && k < (int)sizeof cpus - 8; c++)
+    if (CPU_ISSET(c, &allowed)) k += snprintf(cpus + k, sizeof cpus - k, "%s%d", k ? "," : "", c);
+  int n = snprintf(line, LINE, "rank %d/%d on node %s (%d rank(s) on this node), CPUs %s:", me,
+                   size, ns ? ns : "?", nodesize, cpus);
   const char *extra = getenv("SLOWLINK_HELLO_VARS"); /* more names to show, space-separated */
   for (char **e = environ; *e && n < LINE - 1; e++) {
     size_t len = strcspn(*e, "=");
@@ -128,6 +168,7 @@ int main(int argc, char **argv) {
   int me, size, rc = 2;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  sched_getaffinity(0, sizeof allowed, &allowed);
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   if (argc == 4 && !strcmp(argv[1], "check"))
