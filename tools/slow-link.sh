@@ -381,6 +381,7 @@ job() {
   local start=$SECONDS verdict_at="" watch=""
   if [[ $kind == plain ]]; then
     watch=$tmp/check.out
+    : >"$watch"
     env "${unset[@]}" ip netns exec "$sw" "${launch[@]}" "$tmp/rank" "$@" 9>&- > >(tee "$watch") 2>&1 &
   else
     env "${unset[@]}" ip netns exec "$sw" "${launch[@]}" "$tmp/rank" "$@" 9>&- &
@@ -388,9 +389,9 @@ job() {
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     if ((timeout > 0 && SECONDS - start >= timeout)); then
-      echo "slow-link: --timeout $timeout s reached: ending the job" >&2
       stop_jobs
       wait "$pid" 2>/dev/null || true
+      echo "slow-link: --timeout $timeout s reached: ended the job" >&2
       return 124
     fi
     # MPICH over UCX TCP (UCX 1.13) hangs in MPI_Finalize at times with more than two ranks:
@@ -399,10 +400,11 @@ job() {
       verdict_at=$SECONDS
     fi
     if [[ -n $verdict_at ]] && ((SECONDS - verdict_at >= 10)); then
-      echo "slow-link: the check gave its verdict but did not end within 10 s (MPI_Finalize hang of" \
-        "UCX TCP, see docs/slow-link.md): ended it" >&2
       stop_jobs
       wait "$pid" 2>/dev/null || true
+      sleep 0.2 # lets tee print the launcher's last words first
+      echo "slow-link: the check gave its verdict but did not end within 10 s (MPI_Finalize hang of" \
+        "UCX TCP, see docs/slow-link.md): ended it; the verdict stands" >&2
       grep -q '^slow-link check: ok' "$watch"
       return
     fi
