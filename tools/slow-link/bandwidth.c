@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-extern char **environ;
+extern char** environ;
 
 enum { MSG = 4 << 20, REPEATS = 3, LINE = 4096 };
 
@@ -27,7 +27,7 @@ static cpu_set_t allowed; /* the CPUs this rank may run on, as started */
 
 /* Waits for a request without spinning: ranks that take no part in a measurement must leave
  * the (few, shared) cores to the two that do. */
-static void idle_wait(MPI_Request *req) {
+static void idle_wait(MPI_Request* req) {
   int done = 0;
   struct timespec ms = {0, 1000000};
   for (MPI_Test(req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(req, &done, MPI_STATUS_IGNORE))
@@ -52,7 +52,7 @@ static void pin(int which) {
     }
 }
 
-static double stream(int from, int to, int me, char *buf, int count) {
+static double stream(int from, int to, int me, char* buf, int count) {
   MPI_Request req[64], done;
   MPI_Status st[64]; /* not MPI_STATUSES_IGNORE: GCC 12 warns on MPICH's prototype */
   char ack = 0;
@@ -76,29 +76,30 @@ static double stream(int from, int to, int me, char *buf, int count) {
   return (double)count * MSG / t / 1e6;
 }
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
+static int cmp(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
 }
 
 static int check(int me, int size, MPI_Comm node, double mbps, double tol) {
   int noderank;
   MPI_Comm_rank(node, &noderank);
-  int *leader = malloc(sizeof(int) * size);
+  int* leader = malloc(sizeof(int) * size);
   int mine = noderank == 0;
   MPI_Allgather(&mine, 1, MPI_INT, leader, 1, MPI_INT, MPI_COMM_WORLD);
   /* about 0.3 s of traffic per measurement at the set rate, 2 to 32 messages of 4 MiB */
   int count = (int)(mbps * 1e6 * 0.3 / MSG);
   if (count < 2) count = 2;
   if (count > 32) count = 32;
-  char *buf = malloc(2 * (size_t)MSG);
+  char* buf = malloc(2 * (size_t)MSG);
   memset(buf, 0x5a, 2 * (size_t)MSG);
   int bad = 0, pairs = 0, nodes = 0;
   for (int r = 0; r < size; r++) nodes += leader[r];
   if (me == 0)
-    printf("slow-link check: %d node(s), %d rank(s); set rate %.1f MB/s, accepted %.1f..%.1f MB/s; "
-           "%d x 4 MiB per measurement, median of %d\n",
-           nodes, size, mbps, mbps * (1 - tol), mbps * (1 + tol / 2), count, REPEATS);
+    printf(
+        "slow-link check: %d node(s), %d rank(s); set rate %.1f MB/s, accepted %.1f..%.1f MB/s; "
+        "%d x 4 MiB per measurement, median of %d\n",
+        nodes, size, mbps, mbps * (1 - tol), mbps * (1 + tol / 2), count, REPEATS);
   for (int peer = 1; peer < size; peer++) {
     if (!leader[peer]) continue;
     for (int dir = 0; dir < 2; dir++) {
@@ -114,14 +115,17 @@ static int check(int me, int size, MPI_Comm node, double mbps, double tol) {
       bad |= !ok;
       pairs++;
       if (me == 0)
-        printf("slow-link check: rank %d -> rank %d: %.1f MB/s (%.1f..%.1f), %.0f%% of the set "
-               "%.1f MB/s: %s\n",
-               from, to, med, v[0], v[REPEATS - 1], 100 * med / mbps, mbps, ok ? "ok" : "FAIL");
+        printf(
+            "slow-link check: rank %d -> rank %d: %.1f MB/s (%.1f..%.1f), %.0f%% of the set "
+            "%.1f MB/s: %s\n",
+            from, to, med, v[0], v[REPEATS - 1], 100 * med / mbps, mbps, ok ? "ok" : "FAIL");
     }
   }
   if (me == 0) {
     if (pairs == 0)
-      printf("slow-link check: FAIL: one node only (MPI_COMM_TYPE_SHARED spans all ranks), no link to measure\n");
+      printf(
+          "slow-link check: FAIL: one node only (MPI_COMM_TYPE_SHARED spans all ranks), no link to "
+          "measure\n");
     else if (bad)
       printf("slow-link check: FAIL: the link does not run at the set rate\n");
     else
@@ -137,23 +141,24 @@ static int hello(int me, int size, MPI_Comm node) {
   int nodesize;
   MPI_Comm_size(node, &nodesize);
   char line[LINE];
-  const char *ns = getenv("SLOWLINK_NODE");
+  const char* ns = getenv("SLOWLINK_NODE");
   char cpus[256] = "";
   for (int c = 0, k = 0; c < CPU_SETSIZE && k < (int)sizeof cpus - 8; c++)
     if (CPU_ISSET(c, &allowed)) k += snprintf(cpus + k, sizeof cpus - k, "%s%d", k ? "," : "", c);
   int n = snprintf(line, LINE, "rank %d/%d on node %s (%d rank(s) on this node), CPUs %s:", me,
                    size, ns ? ns : "?", nodesize, cpus);
-  const char *extra = getenv("SLOWLINK_HELLO_VARS"); /* more names to show, space-separated */
-  for (char **e = environ; *e && n < LINE - 1; e++) {
+  const char* extra = getenv("SLOWLINK_HELLO_VARS"); /* more names to show, space-separated */
+  for (char** e = environ; *e && n < LINE - 1; e++) {
     size_t len = strcspn(*e, "=");
-    int show = !strncmp(*e, "LD_PRELOAD=", 11) || !strncmp(*e, "LOOM_", 5) || !strncmp(*e, "UCX_", 4);
-    for (const char *w = extra; w && *w && !show; w += strcspn(w, " ")) {
+    int show =
+        !strncmp(*e, "LD_PRELOAD=", 11) || !strncmp(*e, "LOOM_", 5) || !strncmp(*e, "UCX_", 4);
+    for (const char* w = extra; w && *w && !show; w += strcspn(w, " ")) {
       w += strspn(w, " ");
       show = strcspn(w, " ") == len && len && !strncmp(w, *e, len);
     }
     if (show) n += snprintf(line + n, LINE - n, " %s", *e);
   }
-  char *all = me == 0 ? malloc((size_t)LINE * size) : NULL;
+  char* all = me == 0 ? malloc((size_t)LINE * size) : NULL;
   MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
   if (me == 0) {
     for (int r = 0; r < size; r++) printf("%s\n", all + (size_t)r * LINE);
@@ -163,7 +168,7 @@ static int hello(int me, int size, MPI_Comm node) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int me, size, rc = 2;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
