@@ -195,22 +195,30 @@ LOOM_FORTRAN(type_dup, MPI_TYPE_DUP, (MPI_Fint * type, MPI_Fint* newtype, MPI_Fi
   if (*ierr == MPI_SUCCESS) *newtype = PMPI_Type_c2f(c_new);
 }
 
+// MPI_PACK and MPI_UNPACK: Fortran's position is updated only when the C call succeeds.
+template <typename Call>
+void with_c_position(MPI_Fint* position, MPI_Fint* ierr, Call call) {
+  int c_position = *position;
+  *ierr = call(&c_position);
+  if (*ierr == MPI_SUCCESS) *position = c_position;
+}
+
 LOOM_FORTRAN(pack, MPI_PACK,
              (char* inbuf, MPI_Fint* incount, MPI_Fint* type, char* outbuf, MPI_Fint* outsize,
               MPI_Fint* position, MPI_Fint* comm, MPI_Fint* ierr)) {
-  int c_position = *position;
-  *ierr = MPI_Pack(c_buffer(inbuf), *incount, c_type(type), outbuf, *outsize, &c_position,
-                   c_comm(comm));
-  if (*ierr == MPI_SUCCESS) *position = c_position;
+  with_c_position(position, ierr, [&](int* c_position) {
+    return MPI_Pack(c_buffer(inbuf), *incount, c_type(type), outbuf, *outsize, c_position,
+                    c_comm(comm));
+  });
 }
 
 LOOM_FORTRAN(unpack, MPI_UNPACK,
              (char* inbuf, MPI_Fint* insize, MPI_Fint* position, char* outbuf, MPI_Fint* outcount,
               MPI_Fint* type, MPI_Fint* comm, MPI_Fint* ierr)) {
-  int c_position = *position;
-  *ierr = MPI_Unpack(inbuf, *insize, &c_position, c_buffer(outbuf), *outcount, c_type(type),
-                     c_comm(comm));
-  if (*ierr == MPI_SUCCESS) *position = c_position;
+  with_c_position(position, ierr, [&](int* c_position) {
+    return MPI_Unpack(inbuf, *insize, c_position, c_buffer(outbuf), *outcount, c_type(type),
+                      c_comm(comm));
+  });
 }
 
 // ---- Sends ----------------------------------------------------------------------------
