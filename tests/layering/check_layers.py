@@ -23,6 +23,8 @@ ALLOWED = {
     "mpi": ENGINES | {"runtime", "exec"},
     "transport": ENGINES | {"runtime", "exec", "mpi"},
     "ops": ENGINES | {"runtime", "exec", "mpi", "transport"},
+    # The halo library: beside ops/, never its entry points or interpose/.
+    "halo": ENGINES | {"runtime", "exec", "mpi", "transport"},
     "interpose": ENGINES | {"runtime", "exec", "mpi", "transport", "ops"},
     # Tools above the library: the layers' interfaces, never interpose/'s entry points.
     "bench": ENGINES | {"runtime", "exec", "mpi", "ops"},

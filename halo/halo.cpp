@@ -1,0 +1,555 @@
+// Loom halo: the domain, its persistent plan and the C API of include/loom/halo.h.
+// See docs/halo.md. Transports: a rank that is its own neighbour (periodic wrap) copies
+// interior to ghost directly; every other neighbour pair gets one persistent host-MPI message
+// each way per exchange, every direction and field between the pair merged, packed into and
+// unpacked from persistent buffers.
+#include "loom/halo.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "halo/geometry.hpp"
+#include "mpi/locality.hpp"
+#include "place/partition.hpp"
+
+namespace {
+
+using loom::halo::Box;
+using loom::halo::kCentre;
+using loom::halo::kDirections;
+
+thread_local std::string last_error;
+
+int fail(int code, std::string message) {
+  last_error = std::move(message);
+  return code;
+}
+
+struct Field {
+  size_t element = 0;
+  char* allocation = nullptr;
+  char* base = nullptr;  // local cell (0, 0, 0)
+  std::array<int64_t, 3> stride{};
+};
+
+struct Segment {
+  int field;
+  Box box;
+};
+
+struct PeerPlan {
+  int peer = 0;
+  bool other_node = false;
+  std::vector<Segment> send, recv;
+  size_t send_bytes = 0, recv_bytes = 0;
+  std::vector<char> send_buffer, recv_buffer;
+  MPI_Request send_request = MPI_REQUEST_NULL, recv_request = MPI_REQUEST_NULL;
+};
+
+struct SelfCopy {
+  int field;
+  Box from, to;
+};
+
+constexpr int kTag = 2424;
+
+}  // namespace
+
+struct loom_halo_domain_s {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int slot = 0;  // this rank's subdomain in the partition's numbering
+  std::vector<int> rank_of_slot;
+  loom::place::Partition partition{{1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
+  loom::place::Radius radius;
+  loom::place::Periodic periodic{};
+  uint32_t mask = 0;  // ghost regions to fill (receive directions)
+  std::array<int64_t, 3> size{};
+  bool realized = false;
+  bool in_flight = false;
+  std::vector<Field> fields;
+  std::vector<PeerPlan> peers;  // in issue order: other node first, larger first
+  std::vector<SelfCopy> self_copies;
+  std::vector<MPI_Request> recv_requests, send_requests;
+};
+
+namespace {
+
+void copy_box(const Field& f, const Box& box, char* out) {
+  const size_t row = static_cast<size_t>(box.n[0]) * f.element;
+  for (int64_t k = 0; k < box.n[2]; ++k)
+    for (int64_t j = 0; j < box.n[1]; ++j) {
+      const char* in = f.base + box.lo[0] * f.stride[0] + (box.lo[1] + j) * f.stride[1] +
+                       (box.lo[2] + k) * f.stride[2];
+      std::memcpy(out, in, row);
+      out += row;
+    }
+}
+
+void fill_box(const Field& f, const Box& box, const char* in) {
+  const size_t row = static_cast<size_t>(box.n[0]) * f.element;
+  for (int64_t k = 0; k < box.n[2]; ++k)
+    for (int64_t j = 0; j < box.n[1]; ++j) {
+      char* out = f.base + box.lo[0] * f.stride[0] + (box.lo[1] + j) * f.stride[1] +
+                  (box.lo[2] + k) * f.stride[2];
+      std::memcpy(out, in, row);
+      in += row;
+    }
+}
+
+void copy_within(const Field& f, const Box& from, const Box& to) {
+  const size_t row = static_cast<size_t>(from.n[0]) * f.element;
+  for (int64_t k = 0; k < from.n[2]; ++k)
+    for (int64_t j = 0; j < from.n[1]; ++j) {
+      const char* in = f.base + from.lo[0] * f.stride[0] + (from.lo[1] + j) * f.stride[1] +
+                       (from.lo[2] + k) * f.stride[2];
+      char* out = f.base + to.lo[0] * f.stride[0] + (to.lo[1] + j) * f.stride[1] +
+                  (to.lo[2] + k) * f.stride[2];
+      std::memmove(out, in, row);
+    }
+}
+
+int mpi_fail(int rc, const char* what) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  return fail(LOOM_HALO_ERR_MPI, std::string(what) + ": " + text);
+}
+
+// Every rank passes `values`; true when they are equal on all ranks.
+bool same_on_all_ranks(MPI_Comm comm, const std::vector<int64_t>& values, int* rc) {
+  std::vector<int64_t> both(values.size() * 2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    both[i] = values[i];
+    both[values.size() + i] = -values[i];
+  }
+  *rc = MPI_Allreduce(MPI_IN_PLACE, both.data(), static_cast<int>(both.size()), MPI_INT64_T,
+                      MPI_MIN, comm);
+  if (*rc != MPI_SUCCESS) return false;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (both[i] != -both[values.size() + i]) return false;
+  return true;
+}
+
+// Orders the ranks of `comm` by node (nodes by their lowest rank), so that slot
+// node * ranks_per_node + rank_in_node is the partition's numbering. Nodes of unequal size
+// make one node of all ranks (a flat partition).
+int node_layout(MPI_Comm comm, int* nodes, int* ranks_per_node, std::vector<int>* rank_of_slot) {
+  int size = 1, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  int leader = rank;
+  for (int r = 0; r < size; ++r)
+    if (loom::mpi::locality(comm, r) == loom::model::Locality::SameNode) {
+      leader = r;
+      break;
+    }
+  std::vector<int> leaders(static_cast<size_t>(size));
+  const int rc = MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  std::map<int, std::vector<int>> members;
+  for (int r = 0; r < size; ++r) members[leaders[static_cast<size_t>(r)]].push_back(r);
+  bool even = true;
+  for (const auto& [node, ranks] : members)
+    even = even && ranks.size() == members.begin()->second.size();
+  rank_of_slot->clear();
+  if (!even) {
+    *nodes = 1;
+    *ranks_per_node = size;
+    for (int r = 0; r < size; ++r) rank_of_slot->push_back(r);
+    return MPI_SUCCESS;
+  }
+  *nodes = static_cast<int>(members.size());
+  *ranks_per_node = size / *nodes;
+  for (const auto& [node, ranks] : members)
+    rank_of_slot->insert(rank_of_slot->end(), ranks.begin(), ranks.end());
+  return MPI_SUCCESS;
+}
+
+uint32_t stencil_mask(int stencil, uint32_t explicit_mask) {
+  if (stencil == LOOM_HALO_BOX) return ((1u << kDirections) - 1) & ~(1u << kCentre);
+  if (stencil == LOOM_HALO_STAR) {
+    uint32_t m = 0;
+    for (int d = 0; d < 3; ++d)
+      for (int s : {-1, 1}) {
+        std::array<int, 3> o{0, 0, 0};
+        o[static_cast<size_t>(d)] = s;
+        m |= 1u << LOOM_HALO_DIRECTION(o[0], o[1], o[2]);
+      }
+    return m;
+  }
+  return explicit_mask & ~(1u << kCentre);
+}
+
+int build_plan(loom_halo_domain d) {
+  using loom::halo::recv_box;
+  using loom::halo::send_box;
+  std::map<int, PeerPlan> plans;
+  const int nfields = static_cast<int>(d->fields.size());
+  // Sends, ordered by the sender's direction; the receiver orders its segments from a peer by
+  // the same (the sender's) direction, so both sides agree on the merged message's layout.
+  for (int s = 0; s < kDirections; ++s) {
+    if (s == kCentre || !(d->mask & (1u << loom::halo::opposite(s)))) continue;
+    const int slot = d->partition.neighbour(d->slot, loom::halo::offset(s), d->periodic);
+    if (slot == loom::place::kNoNeighbour || slot == d->slot) continue;
+    const Box box = send_box(s, d->size, d->radius);
+    if (box.empty()) continue;
+    PeerPlan& plan = plans[d->rank_of_slot[static_cast<size_t>(slot)]];
+    for (int f = 0; f < nfields; ++f) {
+      plan.send.push_back({f, box});
+      plan.send_bytes +=
+          static_cast<size_t>(box.cells()) * d->fields[static_cast<size_t>(f)].element;
+    }
+  }
+  for (int s = 0; s < kDirections; ++s) {
+    const int r = loom::halo::opposite(s);  // our ghost region, filled by the peer's direction s
+    if (s == kCentre || !(d->mask & (1u << r))) continue;
+    const int slot = d->partition.neighbour(d->slot, loom::halo::offset(r), d->periodic);
+    if (slot == loom::place::kNoNeighbour) continue;
+    const Box to = recv_box(r, d->size, d->radius);
+    if (to.empty()) continue;
+    if (slot == d->slot) {
+      const Box from = send_box(s, d->size, d->radius);
+      for (int f = 0; f < nfields; ++f) d->self_copies.push_back({f, from, to});
+      continue;
+    }
+    PeerPlan& plan = plans[d->rank_of_slot[static_cast<size_t>(slot)]];
+    for (int f = 0; f < nfields; ++f) {
+      plan.recv.push_back({f, to});
+      plan.recv_bytes +=
+          static_cast<size_t>(to.cells()) * d->fields[static_cast<size_t>(f)].element;
+    }
+  }
+  for (auto& [peer, plan] : plans) {
+    plan.peer = peer;
+    plan.other_node = loom::mpi::locality(d->comm, peer) == loom::model::Locality::OtherNode;
+    d->peers.push_back(std::move(plan));
+  }
+  // Issue order as the seed found best: slow transports first, larger messages first.
+  std::stable_sort(d->peers.begin(), d->peers.end(), [](const PeerPlan& a, const PeerPlan& b) {
+    if (a.other_node != b.other_node) return a.other_node;
+    return a.send_bytes > b.send_bytes;
+  });
+  for (PeerPlan& p : d->peers) {
+    if (p.send_bytes > static_cast<size_t>(INT32_MAX) ||
+        p.recv_bytes > static_cast<size_t>(INT32_MAX))
+      return fail(LOOM_HALO_ERR_ARG, "a merged halo message exceeds INT_MAX bytes");
+    p.send_buffer.resize(p.send_bytes);
+    p.recv_buffer.resize(p.recv_bytes);
+    int rc = MPI_SUCCESS;
+    if (p.recv_bytes > 0)
+      rc = MPI_Recv_init(p.recv_buffer.data(), static_cast<int>(p.recv_bytes), MPI_BYTE, p.peer,
+                         kTag, d->comm, &p.recv_request);
+    if (rc == MPI_SUCCESS && p.send_bytes > 0)
+      rc = MPI_Send_init(p.send_buffer.data(), static_cast<int>(p.send_bytes), MPI_BYTE, p.peer,
+                         kTag, d->comm, &p.send_request);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "persistent request");
+  }
+  return LOOM_HALO_SUCCESS;
+}
+
+void release(loom_halo_domain d) {
+  for (PeerPlan& p : d->peers) {
+    if (p.send_request != MPI_REQUEST_NULL) MPI_Request_free(&p.send_request);
+    if (p.recv_request != MPI_REQUEST_NULL) MPI_Request_free(&p.recv_request);
+  }
+  for (Field& f : d->fields) std::free(f.allocation);
+  if (d->comm != MPI_COMM_NULL) {
+    loom::mpi::forget_communicator(d->comm);
+    MPI_Comm_free(&d->comm);
+  }
+  delete d;
+}
+
+int add_field(loom_halo_domain d, size_t element, int* field) {
+  if (!d || !field) return fail(LOOM_HALO_ERR_ARG, "null domain or field pointer");
+  if (d->realized) return fail(LOOM_HALO_ERR_STATE, "a field added after loom_halo_realize");
+  if (element == 0) return fail(LOOM_HALO_ERR_ARG, "element size 0");
+  Field f;
+  f.element = element;
+  d->fields.push_back(f);
+  *field = static_cast<int>(d->fields.size()) - 1;
+  return LOOM_HALO_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int loom_halo_create(MPI_Comm comm, const int64_t extent[3], const int radius[6],
+                     const int periodic[3], int stencil, uint32_t mask, loom_halo_domain* domain) {
+  if (!domain || !extent || !radius || !periodic || comm == MPI_COMM_NULL)
+    return fail(LOOM_HALO_ERR_ARG, "null argument to loom_halo_create");
+  *domain = nullptr;
+  // The same arguments on every rank, checked before anything can make ranks part ways.
+  std::vector<int64_t> args{extent[0], extent[1], extent[2], stencil,
+                            stencil == LOOM_HALO_EXPLICIT ? static_cast<int64_t>(mask) : 0};
+  for (int i = 0; i < 6; ++i) args.push_back(radius[i]);
+  for (int i = 0; i < 3; ++i) args.push_back(periodic[i] != 0);
+  int rc = MPI_SUCCESS;
+  if (!same_on_all_ranks(comm, args, &rc))
+    return rc != MPI_SUCCESS
+               ? mpi_fail(rc, "loom_halo_create")
+               : fail(LOOM_HALO_ERR_MISMATCH, "loom_halo_create: ranks passed different arguments");
+  if (stencil != LOOM_HALO_BOX && stencil != LOOM_HALO_STAR && stencil != LOOM_HALO_EXPLICIT)
+    return fail(LOOM_HALO_ERR_ARG, "unknown stencil " + std::to_string(stencil));
+  if (stencil == LOOM_HALO_EXPLICIT && (mask >> kDirections) != 0)
+    return fail(LOOM_HALO_ERR_ARG, "explicit mask has bits above direction 26");
+  for (int i = 0; i < 3; ++i)
+    if (extent[i] < 1)
+      return fail(LOOM_HALO_ERR_EXTENT, "global extent " + std::to_string(extent[i]) +
+                                            " along dimension " + std::to_string(i) +
+                                            " (must be at least 1)");
+  for (int i = 0; i < 6; ++i)
+    if (radius[i] < 0)
+      return fail(LOOM_HALO_ERR_RADIUS, "negative radius " + std::to_string(radius[i]));
+
+  loom::mpi::init_locality();
+  auto* d = new (std::nothrow) loom_halo_domain_s;
+  if (!d) return fail(LOOM_HALO_ERR_NOMEM, "out of memory");
+  rc = MPI_Comm_dup(comm, &d->comm);
+  if (rc != MPI_SUCCESS) {
+    delete d;
+    return mpi_fail(rc, "MPI_Comm_dup");
+  }
+  MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(d->comm, &d->rank);
+  int nodes = 1, per_node = 1;
+  rc = node_layout(d->comm, &nodes, &per_node, &d->rank_of_slot);
+  if (rc != MPI_SUCCESS) {
+    release(d);
+    return mpi_fail(rc, "node layout");
+  }
+  for (size_t s = 0; s < d->rank_of_slot.size(); ++s)
+    if (d->rank_of_slot[s] == d->rank) d->slot = static_cast<int>(s);
+  for (int i = 0; i < 3; ++i) {
+    d->radius.minus[static_cast<size_t>(i)] = radius[2 * i];
+    d->radius.plus[static_cast<size_t>(i)] = radius[2 * i + 1];
+    d->periodic[static_cast<size_t>(i)] = periodic[i] != 0;
+  }
+  d->mask = stencil_mask(stencil, mask);
+  try {
+    d->partition =
+        loom::place::partition({extent[0], extent[1], extent[2]}, d->radius, nodes, per_node);
+  } catch (const std::exception& e) {
+    release(d);
+    return fail(LOOM_HALO_ERR_EXTENT, std::string("partition: ") + e.what());
+  }
+  // Every rank computes the same partition, so these errors are the same on every rank.
+  const auto grid = d->partition.grid();
+  for (const auto& sub : d->partition.subdomains())
+    for (size_t i = 0; i < 3; ++i) {
+      if (sub.size[i] < 1) {
+        release(d);
+        return fail(LOOM_HALO_ERR_EXTENT, "more ranks than cells: a subdomain would be empty");
+      }
+      const bool has_neighbour = grid[i] > 1 || d->periodic[i];
+      const int widest = std::max(d->radius.minus[i], d->radius.plus[i]);
+      if (has_neighbour && widest > sub.size[i]) {
+        release(d);
+        return fail(LOOM_HALO_ERR_RADIUS, "radius " + std::to_string(widest) +
+                                              " larger than a subdomain of " +
+                                              std::to_string(sub.size[i]) +
+                                              " cells along dimension " + std::to_string(i));
+      }
+    }
+  const auto& mine = d->partition.subdomain(d->slot);
+  for (size_t i = 0; i < 3; ++i) d->size[i] = mine.size[i];
+  *domain = d;
+  return LOOM_HALO_SUCCESS;
+}
+
+int loom_halo_add_field(loom_halo_domain domain, size_t element_size, int* field) {
+  return add_field(domain, element_size, field);
+}
+
+int loom_halo_add_field_type(loom_halo_domain domain, MPI_Datatype named_type, int* field) {
+  if (named_type == MPI_DATATYPE_NULL) return fail(LOOM_HALO_ERR_ARG, "MPI_DATATYPE_NULL");
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  if (MPI_Type_get_envelope(named_type, &integers, &addresses, &types, &combiner) != MPI_SUCCESS ||
+      combiner != MPI_COMBINER_NAMED)
+    return fail(LOOM_HALO_ERR_ARG, "field type is not a named MPI type");
+  int size = 0;
+  MPI_Type_size(named_type, &size);
+  if (size <= 0) return fail(LOOM_HALO_ERR_ARG, "field type has no size");
+  return add_field(domain, static_cast<size_t>(size), field);
+}
+
+int loom_halo_realize(loom_halo_domain d) {
+  if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
+  std::vector<int64_t> shape{static_cast<int64_t>(d->realized),
+                             static_cast<int64_t>(d->fields.size())};
+  for (const Field& f : d->fields) shape.push_back(static_cast<int64_t>(f.element));
+  int rc = MPI_SUCCESS;
+  // Same field count first (so the vectors below have one length on every rank).
+  std::vector<int64_t> head(shape.begin(), shape.begin() + 2);
+  if (!same_on_all_ranks(d->comm, head, &rc) ||
+      (rc == MPI_SUCCESS && !same_on_all_ranks(d->comm, shape, &rc)))
+    return rc != MPI_SUCCESS ? mpi_fail(rc, "loom_halo_realize")
+                             : fail(LOOM_HALO_ERR_MISMATCH,
+                                    "loom_halo_realize: ranks have different fields or states");
+  if (d->realized) return fail(LOOM_HALO_ERR_STATE, "loom_halo_realize called twice");
+  std::array<int64_t, 3> total{};
+  for (size_t i = 0; i < 3; ++i) total[i] = d->size[i] + d->radius.minus[i] + d->radius.plus[i];
+  for (Field& f : d->fields) {
+    const size_t e = f.element;
+    f.stride = {static_cast<int64_t>(e), static_cast<int64_t>(e) * total[0],
+                static_cast<int64_t>(e) * total[0] * total[1]};
+    size_t bytes = e * static_cast<size_t>(total[0] * total[1] * total[2]);
+    bytes = (bytes + 63) / 64 * 64;
+    f.allocation = static_cast<char*>(std::aligned_alloc(64, bytes));
+    if (!f.allocation) return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate a field");
+    std::memset(f.allocation, 0, bytes);
+    f.base = f.allocation + d->radius.minus[0] * f.stride[0] + d->radius.minus[1] * f.stride[1] +
+             d->radius.minus[2] * f.stride[2];
+  }
+  d->realized = true;
+  rc = build_plan(d);
+  if (rc != LOOM_HALO_SUCCESS) return rc;
+  for (PeerPlan& p : d->peers) {
+    if (p.recv_request != MPI_REQUEST_NULL) d->recv_requests.push_back(p.recv_request);
+    if (p.send_request != MPI_REQUEST_NULL) d->send_requests.push_back(p.send_request);
+  }
+  return LOOM_HALO_SUCCESS;
+}
+
+int loom_halo_origin(loom_halo_domain d, int64_t origin[3]) {
+  if (!d || !origin) return fail(LOOM_HALO_ERR_ARG, "null argument");
+  const auto& sub = d->partition.subdomain(d->slot);
+  for (size_t i = 0; i < 3; ++i) origin[i] = sub.origin[i];
+  return LOOM_HALO_SUCCESS;
+}
+
+int loom_halo_extent(loom_halo_domain d, int64_t extent[3]) {
+  if (!d || !extent) return fail(LOOM_HALO_ERR_ARG, "null argument");
+  for (size_t i = 0; i < 3; ++i) extent[i] = d->size[i];
+  return LOOM_HALO_SUCCESS;
+}
+
+int loom_halo_field(loom_halo_domain d, int field, void** base, int64_t strides[3]) {
+  if (!d || !base || !strides) return fail(LOOM_HALO_ERR_ARG, "null argument");
+  if (!d->realized) return fail(LOOM_HALO_ERR_STATE, "fields exist after loom_halo_realize");
+  if (field < 0 || field >= static_cast<int>(d->fields.size()))
+    return fail(LOOM_HALO_ERR_ARG, "no field " + std::to_string(field));
+  const Field& f = d->fields[static_cast<size_t>(field)];
+  *base = f.base;
+  for (size_t i = 0; i < 3; ++i) strides[i] = f.stride[i];
+  return LOOM_HALO_SUCCESS;
+}
+
+int loom_halo_peers(loom_halo_domain d, int* peers, int* self_copies) {
+  if (!d || !peers || !self_copies) return fail(LOOM_HALO_ERR_ARG, "null argument");
+  if (!d->realized) return fail(LOOM_HALO_ERR_STATE, "the plan exists after loom_halo_realize");
+  *peers = static_cast<int>(d->peers.size());
+  *self_copies = d->self_copies.empty() ? 0 : 1;
+  return LOOM_HALO_SUCCESS;
+}
+
+int loom_halo_start(loom_halo_domain d) {
+  if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
+  if (!d->realized) return fail(LOOM_HALO_ERR_STATE, "exchange before loom_halo_realize");
+  if (d->in_flight) return fail(LOOM_HALO_ERR_STATE, "loom_halo_start with an exchange in flight");
+  int rc = MPI_SUCCESS;
+  if (!d->recv_requests.empty()) {
+    rc = MPI_Startall(static_cast<int>(d->recv_requests.size()), d->recv_requests.data());
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Startall (receives)");
+  }
+  for (PeerPlan& p : d->peers) {
+    if (p.send_request == MPI_REQUEST_NULL) continue;
+    char* out = p.send_buffer.data();
+    for (const Segment& s : p.send) {
+      const Field& f = d->fields[static_cast<size_t>(s.field)];
+      copy_box(f, s.box, out);
+      out += static_cast<size_t>(s.box.cells()) * f.element;
+    }
+    rc = MPI_Start(&p.send_request);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Start (send)");
+  }
+  for (const SelfCopy& c : d->self_copies)
+    copy_within(d->fields[static_cast<size_t>(c.field)], c.from, c.to);
+  d->in_flight = true;
+  return LOOM_HALO_SUCCESS;
+}
+
+int loom_halo_finish(loom_halo_domain d) {
+  if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
+  if (!d->in_flight) return fail(LOOM_HALO_ERR_STATE, "loom_halo_finish without loom_halo_start");
+  d->in_flight = false;
+  // Unpack each peer's message as it arrives.
+  std::vector<MPI_Request> pending;
+  std::vector<PeerPlan*> owner;
+  for (PeerPlan& p : d->peers)
+    if (p.recv_request != MPI_REQUEST_NULL) {
+      pending.push_back(p.recv_request);
+      owner.push_back(&p);
+    }
+  for (size_t done = 0; done < pending.size(); ++done) {
+    int index = MPI_UNDEFINED;
+    const int rc =
+        MPI_Waitany(static_cast<int>(pending.size()), pending.data(), &index, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitany (receives)");
+    if (index == MPI_UNDEFINED) break;
+    const PeerPlan& p = *owner[static_cast<size_t>(index)];
+    const char* in = p.recv_buffer.data();
+    for (const Segment& s : p.recv) {
+      const Field& f = d->fields[static_cast<size_t>(s.field)];
+      fill_box(f, s.box, in);
+      in += static_cast<size_t>(s.box.cells()) * f.element;
+    }
+  }
+  if (!d->send_requests.empty()) {
+    const int rc = MPI_Waitall(static_cast<int>(d->send_requests.size()), d->send_requests.data(),
+                               MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitall (sends)");
+  }
+  return LOOM_HALO_SUCCESS;
+}
+
+int loom_halo_exchange(loom_halo_domain d) {
+  const int rc = loom_halo_start(d);
+  return rc != LOOM_HALO_SUCCESS ? rc : loom_halo_finish(d);
+}
+
+int loom_halo_destroy(loom_halo_domain* domain) {
+  if (!domain || !*domain) return fail(LOOM_HALO_ERR_ARG, "null domain");
+  if ((*domain)->in_flight) loom_halo_finish(*domain);
+  release(*domain);
+  *domain = nullptr;
+  return LOOM_HALO_SUCCESS;
+}
+
+const char* loom_halo_error_string(int code) {
+  switch (code) {
+    case LOOM_HALO_SUCCESS:
+      return "LOOM_HALO_SUCCESS";
+    case LOOM_HALO_ERR_ARG:
+      return "LOOM_HALO_ERR_ARG";
+    case LOOM_HALO_ERR_EXTENT:
+      return "LOOM_HALO_ERR_EXTENT";
+    case LOOM_HALO_ERR_RADIUS:
+      return "LOOM_HALO_ERR_RADIUS";
+    case LOOM_HALO_ERR_STATE:
+      return "LOOM_HALO_ERR_STATE";
+    case LOOM_HALO_ERR_MISMATCH:
+      return "LOOM_HALO_ERR_MISMATCH";
+    case LOOM_HALO_ERR_MPI:
+      return "LOOM_HALO_ERR_MPI";
+    case LOOM_HALO_ERR_NOMEM:
+      return "LOOM_HALO_ERR_NOMEM";
+    default:
+      return "unknown loom_halo error";
+  }
+}
+
+const char* loom_halo_error_message(void) {
+  return last_error.c_str();
+}
+
+}  // extern "C"
