@@ -10,14 +10,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "exec/execute.hpp"
 #include "halo/geometry.hpp"
 #include "mpi/locality.hpp"
+#include "pack/plan.hpp"
 #include "place/partition.hpp"
+#include "runtime/runtime.hpp"
+#include "types/ir.hpp"
 
 namespace {
 
@@ -50,6 +55,9 @@ struct PeerPlan {
   std::vector<Segment> send, recv;
   size_t send_bytes = 0, recv_bytes = 0;
   std::vector<char> send_buffer, recv_buffer;
+  // Every segment of one message as one Loom plan over absolute addresses (as MPI_BOTTOM),
+  // so one exec::pack/unpack call moves all directions and fields of the pair.
+  std::unique_ptr<loom::pack::Plan> send_plan, recv_plan;
   MPI_Request send_request = MPI_REQUEST_NULL, recv_request = MPI_REQUEST_NULL;
 };
 
@@ -82,26 +90,23 @@ struct loom_halo_domain_s {
 
 namespace {
 
-void copy_box(const Field& f, const Box& box, char* out) {
-  const size_t row = static_cast<size_t>(box.n[0]) * f.element;
-  for (int64_t k = 0; k < box.n[2]; ++k)
-    for (int64_t j = 0; j < box.n[1]; ++j) {
-      const char* in = f.base + box.lo[0] * f.stride[0] + (box.lo[1] + j) * f.stride[1] +
-                       (box.lo[2] + k) * f.stride[2];
-      std::memcpy(out, in, row);
-      out += row;
-    }
-}
-
-void fill_box(const Field& f, const Box& box, const char* in) {
-  const size_t row = static_cast<size_t>(box.n[0]) * f.element;
-  for (int64_t k = 0; k < box.n[2]; ++k)
-    for (int64_t j = 0; j < box.n[1]; ++j) {
-      char* out = f.base + box.lo[0] * f.stride[0] + (box.lo[1] + j) * f.stride[1] +
-                  (box.lo[2] + k) * f.stride[2];
-      std::memcpy(out, in, row);
-      in += row;
-    }
+// The plan that packs `segments` in order: each a 3-D box of one field, rows along x dense.
+std::unique_ptr<loom::pack::Plan> plan_of(const std::vector<Segment>& segments,
+                                          const std::vector<Field>& fields) {
+  namespace types = loom::types;
+  types::Layout layout;
+  for (const Segment& s : segments) {
+    const Field& f = fields[static_cast<size_t>(s.field)];
+    const char* first =
+        f.base + s.box.lo[0] * f.stride[0] + s.box.lo[1] * f.stride[1] + s.box.lo[2] * f.stride[2];
+    types::NodeRef row = types::make_dense(s.box.n[0] * static_cast<int64_t>(f.element));
+    types::NodeRef plane = types::make_repeat(s.box.n[1], f.stride[1], row);
+    layout.push_back({static_cast<int64_t>(reinterpret_cast<uintptr_t>(first)),
+                      types::make_repeat(s.box.n[2], f.stride[2], plane)});
+  }
+  const types::Layout canonical = types::canonicalize(layout);
+  const int64_t size = types::packed_size(canonical);
+  return std::make_unique<loom::pack::Plan>(canonical, size, loom::runtime::config().isa);
 }
 
 void copy_within(const Field& f, const Box& from, const Box& to) {
@@ -243,6 +248,8 @@ int build_plan(loom_halo_domain d) {
       return fail(LOOM_HALO_ERR_ARG, "a merged halo message exceeds INT_MAX bytes");
     p.send_buffer.resize(p.send_bytes);
     p.recv_buffer.resize(p.recv_bytes);
+    if (p.send_bytes > 0) p.send_plan = plan_of(p.send, d->fields);
+    if (p.recv_bytes > 0) p.recv_plan = plan_of(p.recv, d->fields);
     int rc = MPI_SUCCESS;
     if (p.recv_bytes > 0)
       rc = MPI_Recv_init(p.recv_buffer.data(), static_cast<int>(p.recv_bytes), MPI_BYTE, p.peer,
@@ -463,12 +470,7 @@ int loom_halo_start(loom_halo_domain d) {
   }
   for (PeerPlan& p : d->peers) {
     if (p.send_request == MPI_REQUEST_NULL) continue;
-    char* out = p.send_buffer.data();
-    for (const Segment& s : p.send) {
-      const Field& f = d->fields[static_cast<size_t>(s.field)];
-      copy_box(f, s.box, out);
-      out += static_cast<size_t>(s.box.cells()) * f.element;
-    }
+    loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.data(), loom::exec::MemoryKind::Host);
     rc = MPI_Start(&p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Start (send)");
   }
@@ -497,12 +499,8 @@ int loom_halo_finish(loom_halo_domain d) {
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitany (receives)");
     if (index == MPI_UNDEFINED) break;
     const PeerPlan& p = *owner[static_cast<size_t>(index)];
-    const char* in = p.recv_buffer.data();
-    for (const Segment& s : p.recv) {
-      const Field& f = d->fields[static_cast<size_t>(s.field)];
-      fill_box(f, s.box, in);
-      in += static_cast<size_t>(s.box.cells()) * f.element;
-    }
+    loom::exec::unpack(*p.recv_plan, p.recv_buffer.data(), 1, nullptr,
+                       loom::exec::MemoryKind::Host);
   }
   if (!d->send_requests.empty()) {
     const int rc = MPI_Waitall(static_cast<int>(d->send_requests.size()), d->send_requests.data(),
