@@ -5,8 +5,11 @@
 // unpacked from persistent buffers.
 #include "loom/halo.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.hpp"
 #include "exec/execute.hpp"
 #include "halo/geometry.hpp"
 #include "mpi/locality.hpp"
@@ -66,6 +70,25 @@ struct SelfCopy {
   Box from, to;
 };
 
+// A ghost region filled straight from a same-node neighbour's field in node-shared memory.
+struct SharedCopy {
+  const char* from_base;  // the neighbour's field at its local cell (0, 0, 0)
+  std::array<int64_t, 3> from_stride;
+  Box from;
+  int field;  // ours
+  Box to;
+};
+
+struct SharedSource {
+  int node_rank = 0;
+  std::vector<SharedCopy> copies;
+};
+
+constexpr loom::base::EnvVar kHaloShared{
+    "LOOM_HALO_SHARED", "1",
+    "0: the halo library's neighbours on one node exchange packed MPI messages like the others "
+    "instead of reading each other's fields in node-shared memory. Set it alike on every rank"};
+
 constexpr int kTag = 2424;
 
 }  // namespace
@@ -86,6 +109,19 @@ struct loom_halo_domain_s {
   std::vector<PeerPlan> peers;  // in issue order: other node first, larger first
   std::vector<SelfCopy> self_copies;
   std::vector<MPI_Request> recv_requests, send_requests;
+  int node_leader = 0;  // lowest rank of this rank's node (virtual nodes included)
+  // Same-node transport: fields in MPI_Win_allocate_shared memory over the node's ranks.
+  bool shared = false;
+  MPI_Comm node_comm = MPI_COMM_NULL;
+  int node_rank = 0;
+  std::vector<int> node_rank_of;  // by rank of comm; -1 off this node
+  std::vector<MPI_Win> windows;   // one per field, then the flags
+  // Flags, one segment per node rank: [0] the last step whose interior is final (set at
+  // start), [1 + q] the last step node rank q finished reading this rank's interior.
+  std::vector<int64_t*> flags;  // by node rank
+  std::vector<SharedSource> sources;
+  std::vector<int> readers;  // node ranks that read from this rank
+  int64_t step = 0;
 };
 
 namespace {
@@ -146,7 +182,8 @@ bool same_on_all_ranks(MPI_Comm comm, const std::vector<int64_t>& values, int* r
 // Orders the ranks of `comm` by node (nodes by their lowest rank), so that slot
 // node * ranks_per_node + rank_in_node is the partition's numbering. Nodes of unequal size
 // make one node of all ranks (a flat partition).
-int node_layout(MPI_Comm comm, int* nodes, int* ranks_per_node, std::vector<int>* rank_of_slot) {
+int node_layout(MPI_Comm comm, int* nodes, int* ranks_per_node, std::vector<int>* rank_of_slot,
+                int* my_leader) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
@@ -156,6 +193,7 @@ int node_layout(MPI_Comm comm, int* nodes, int* ranks_per_node, std::vector<int>
       leader = r;
       break;
     }
+  *my_leader = leader;
   std::vector<int> leaders(static_cast<size_t>(size));
   const int rc = MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
   if (rc != MPI_SUCCESS) return rc;
@@ -206,7 +244,14 @@ int build_plan(loom_halo_domain d) {
     if (slot == loom::place::kNoNeighbour || slot == d->slot) continue;
     const Box box = send_box(s, d->size, d->radius);
     if (box.empty()) continue;
-    PeerPlan& plan = plans[d->rank_of_slot[static_cast<size_t>(slot)]];
+    const int peer = d->rank_of_slot[static_cast<size_t>(slot)];
+    if (d->shared && d->node_rank_of[static_cast<size_t>(peer)] >= 0) {
+      const int q = d->node_rank_of[static_cast<size_t>(peer)];
+      if (std::find(d->readers.begin(), d->readers.end(), q) == d->readers.end())
+        d->readers.push_back(q);
+      continue;
+    }
+    PeerPlan& plan = plans[peer];
     for (int f = 0; f < nfields; ++f) {
       plan.send.push_back({f, box});
       plan.send_bytes +=
@@ -225,7 +270,36 @@ int build_plan(loom_halo_domain d) {
       for (int f = 0; f < nfields; ++f) d->self_copies.push_back({f, from, to});
       continue;
     }
-    PeerPlan& plan = plans[d->rank_of_slot[static_cast<size_t>(slot)]];
+    const int peer = d->rank_of_slot[static_cast<size_t>(slot)];
+    if (d->shared && d->node_rank_of[static_cast<size_t>(peer)] >= 0) {
+      const int q = d->node_rank_of[static_cast<size_t>(peer)];
+      auto source = std::find_if(d->sources.begin(), d->sources.end(),
+                                 [q](const SharedSource& x) { return x.node_rank == q; });
+      if (source == d->sources.end()) {
+        d->sources.push_back({q, {}});
+        source = d->sources.end() - 1;
+      }
+      const auto& their = d->partition.subdomain(slot).size;
+      const std::array<int64_t, 3> their_size{their[0], their[1], their[2]};
+      const Box from = send_box(s, their_size, d->radius);
+      for (int f = 0; f < nfields; ++f) {
+        const Field& mine = d->fields[static_cast<size_t>(f)];
+        MPI_Aint bytes = 0;
+        int unit = 0;
+        char* allocation = nullptr;
+        MPI_Win_shared_query(d->windows[static_cast<size_t>(f)], q, &bytes, &unit, &allocation);
+        const int64_t e = static_cast<int64_t>(mine.element);
+        const std::array<int64_t, 3> stride{
+            e, e * (their_size[0] + d->radius.minus[0] + d->radius.plus[0]),
+            e * (their_size[0] + d->radius.minus[0] + d->radius.plus[0]) *
+                (their_size[1] + d->radius.minus[1] + d->radius.plus[1])};
+        const char* base = allocation + d->radius.minus[0] * stride[0] +
+                           d->radius.minus[1] * stride[1] + d->radius.minus[2] * stride[2];
+        source->copies.push_back({base, stride, from, f, to});
+      }
+      continue;
+    }
+    PeerPlan& plan = plans[peer];
     for (int f = 0; f < nfields; ++f) {
       plan.recv.push_back({f, to});
       plan.recv_bytes +=
@@ -268,6 +342,8 @@ void release(loom_halo_domain d) {
     if (p.recv_request != MPI_REQUEST_NULL) MPI_Request_free(&p.recv_request);
   }
   for (Field& f : d->fields) std::free(f.allocation);
+  for (MPI_Win& w : d->windows) MPI_Win_free(&w);
+  if (d->node_comm != MPI_COMM_NULL) MPI_Comm_free(&d->node_comm);
   if (d->comm != MPI_COMM_NULL) {
     loom::mpi::forget_communicator(d->comm);
     MPI_Comm_free(&d->comm);
@@ -284,6 +360,85 @@ int add_field(loom_halo_domain d, size_t element, int* field) {
   d->fields.push_back(f);
   *field = static_cast<int>(d->fields.size()) - 1;
   return LOOM_HALO_SUCCESS;
+}
+
+// The ranks of this rank's node (as mpi/locality.hpp sees nodes) that really share memory
+// with it: node_comm, node_rank_of. A node whose ranks cannot share memory (virtual nodes
+// spanning machines) keeps the MPI transport; every rank of a node decides alike.
+int open_node(loom_halo_domain d) {
+  int rc = MPI_Comm_split(d->comm, d->node_leader, d->rank, &d->node_comm);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Comm_split (node)");
+  int node_size = 1;
+  MPI_Comm_size(d->node_comm, &node_size);
+  MPI_Comm_rank(d->node_comm, &d->node_rank);
+  MPI_Comm physical = MPI_COMM_NULL;
+  rc = MPI_Comm_split_type(d->node_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &physical);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Comm_split_type");
+  int physical_size = 0;
+  MPI_Comm_size(physical, &physical_size);
+  MPI_Comm_free(&physical);
+  int all_share = physical_size == node_size;
+  MPI_Allreduce(MPI_IN_PLACE, &all_share, 1, MPI_INT, MPI_MIN, d->node_comm);
+  if (!all_share || node_size == 1) {
+    MPI_Comm_free(&d->node_comm);
+    return LOOM_HALO_SUCCESS;
+  }
+  int size = 1;
+  MPI_Comm_size(d->comm, &size);
+  d->node_rank_of.assign(static_cast<size_t>(size), -1);
+  std::vector<int> mine(static_cast<size_t>(node_size)), theirs(static_cast<size_t>(node_size));
+  for (int q = 0; q < node_size; ++q) mine[static_cast<size_t>(q)] = q;
+  MPI_Group node_group, group;
+  MPI_Comm_group(d->node_comm, &node_group);
+  MPI_Comm_group(d->comm, &group);
+  MPI_Group_translate_ranks(node_group, node_size, mine.data(), group, theirs.data());
+  MPI_Group_free(&node_group);
+  MPI_Group_free(&group);
+  for (int q = 0; q < node_size; ++q)
+    d->node_rank_of[static_cast<size_t>(theirs[static_cast<size_t>(q)])] = q;
+  d->shared = true;
+  return LOOM_HALO_SUCCESS;
+}
+
+int open_flags(loom_halo_domain d) {
+  int node_size = 1;
+  MPI_Comm_size(d->node_comm, &node_size);
+  const MPI_Aint bytes = static_cast<MPI_Aint>(sizeof(int64_t)) * (1 + node_size);
+  int64_t* mine = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  int rc =
+      MPI_Win_allocate_shared(bytes, sizeof(int64_t), MPI_INFO_NULL, d->node_comm, &mine, &win);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_allocate_shared (flags)");
+  d->windows.push_back(win);
+  for (int i = 0; i <= node_size; ++i) std::atomic_ref<int64_t>(mine[i]).store(0);
+  d->flags.assign(static_cast<size_t>(node_size), nullptr);
+  for (int q = 0; q < node_size; ++q) {
+    MPI_Aint size = 0;
+    int unit = 0;
+    MPI_Win_shared_query(win, q, &size, &unit, &d->flags[static_cast<size_t>(q)]);
+  }
+  // Every rank's flags and fields are zeroed before any rank reads them.
+  rc = MPI_Barrier(d->node_comm);
+  return rc == MPI_SUCCESS ? LOOM_HALO_SUCCESS : mpi_fail(rc, "MPI_Barrier (node)");
+}
+
+void wait_at_least(int64_t* flag, int64_t value) {
+  std::atomic_ref<int64_t> a(*flag);
+  for (int spins = 0; a.load(std::memory_order_acquire) < value; ++spins)
+    if (spins > 64) sched_yield();
+}
+
+void shared_copy(const SharedCopy& c, const Field& to) {
+  const size_t row = static_cast<size_t>(c.from.n[0]) * to.element;
+  for (int64_t k = 0; k < c.from.n[2]; ++k)
+    for (int64_t j = 0; j < c.from.n[1]; ++j) {
+      const char* in = c.from_base + c.from.lo[0] * c.from_stride[0] +
+                       (c.from.lo[1] + j) * c.from_stride[1] +
+                       (c.from.lo[2] + k) * c.from_stride[2];
+      char* out = to.base + c.to.lo[0] * to.stride[0] + (c.to.lo[1] + j) * to.stride[1] +
+                  (c.to.lo[2] + k) * to.stride[2];
+      std::memcpy(out, in, row);
+    }
 }
 
 }  // namespace
@@ -329,7 +484,7 @@ int loom_halo_create(MPI_Comm comm, const int64_t extent[3], const int radius[6]
   MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(d->comm, &d->rank);
   int nodes = 1, per_node = 1;
-  rc = node_layout(d->comm, &nodes, &per_node, &d->rank_of_slot);
+  rc = node_layout(d->comm, &nodes, &per_node, &d->rank_of_slot, &d->node_leader);
   if (rc != MPI_SUCCESS) {
     release(d);
     return mpi_fail(rc, "node layout");
@@ -391,18 +546,23 @@ int loom_halo_add_field_type(loom_halo_domain domain, MPI_Datatype named_type, i
 
 int loom_halo_realize(loom_halo_domain d) {
   if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
+  const bool shared = loom::base::read_flag(kHaloShared, true);
   std::vector<int64_t> shape{static_cast<int64_t>(d->realized),
-                             static_cast<int64_t>(d->fields.size())};
+                             static_cast<int64_t>(d->fields.size()), shared};
   for (const Field& f : d->fields) shape.push_back(static_cast<int64_t>(f.element));
   int rc = MPI_SUCCESS;
   // Same field count first (so the vectors below have one length on every rank).
-  std::vector<int64_t> head(shape.begin(), shape.begin() + 2);
+  std::vector<int64_t> head(shape.begin(), shape.begin() + 3);
   if (!same_on_all_ranks(d->comm, head, &rc) ||
       (rc == MPI_SUCCESS && !same_on_all_ranks(d->comm, shape, &rc)))
     return rc != MPI_SUCCESS ? mpi_fail(rc, "loom_halo_realize")
                              : fail(LOOM_HALO_ERR_MISMATCH,
                                     "loom_halo_realize: ranks have different fields or states");
   if (d->realized) return fail(LOOM_HALO_ERR_STATE, "loom_halo_realize called twice");
+  if (shared) {
+    rc = open_node(d);
+    if (rc != LOOM_HALO_SUCCESS) return rc;
+  }
   std::array<int64_t, 3> total{};
   for (size_t i = 0; i < 3; ++i) total[i] = d->size[i] + d->radius.minus[i] + d->radius.plus[i];
   for (Field& f : d->fields) {
@@ -411,11 +571,25 @@ int loom_halo_realize(loom_halo_domain d) {
                 static_cast<int64_t>(e) * total[0] * total[1]};
     size_t bytes = e * static_cast<size_t>(total[0] * total[1] * total[2]);
     bytes = (bytes + 63) / 64 * 64;
-    f.allocation = static_cast<char*>(std::aligned_alloc(64, bytes));
-    if (!f.allocation) return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate a field");
-    std::memset(f.allocation, 0, bytes);
-    f.base = f.allocation + d->radius.minus[0] * f.stride[0] + d->radius.minus[1] * f.stride[1] +
+    char* memory = nullptr;
+    if (d->shared) {
+      MPI_Win win = MPI_WIN_NULL;
+      rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, d->node_comm,
+                                   &memory, &win);
+      if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_allocate_shared");
+      d->windows.push_back(win);
+    } else {
+      f.allocation = static_cast<char*>(std::aligned_alloc(64, bytes));
+      memory = f.allocation;
+    }
+    if (!memory) return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate a field");
+    std::memset(memory, 0, bytes);
+    f.base = memory + d->radius.minus[0] * f.stride[0] + d->radius.minus[1] * f.stride[1] +
              d->radius.minus[2] * f.stride[2];
+  }
+  if (d->shared) {
+    rc = open_flags(d);
+    if (rc != LOOM_HALO_SUCCESS) return rc;
   }
   d->realized = true;
   rc = build_plan(d);
@@ -451,10 +625,12 @@ int loom_halo_field(loom_halo_domain d, int field, void** base, int64_t strides[
   return LOOM_HALO_SUCCESS;
 }
 
-int loom_halo_peers(loom_halo_domain d, int* peers, int* self_copies) {
-  if (!d || !peers || !self_copies) return fail(LOOM_HALO_ERR_ARG, "null argument");
+int loom_halo_peers(loom_halo_domain d, int* mpi_peers, int* shared_peers, int* self_copies) {
+  if (!d || !mpi_peers || !shared_peers || !self_copies)
+    return fail(LOOM_HALO_ERR_ARG, "null argument");
   if (!d->realized) return fail(LOOM_HALO_ERR_STATE, "the plan exists after loom_halo_realize");
-  *peers = static_cast<int>(d->peers.size());
+  *mpi_peers = static_cast<int>(d->peers.size());
+  *shared_peers = static_cast<int>(d->sources.size());
   *self_copies = d->self_copies.empty() ? 0 : 1;
   return LOOM_HALO_SUCCESS;
 }
@@ -463,6 +639,11 @@ int loom_halo_start(loom_halo_domain d) {
   if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
   if (!d->realized) return fail(LOOM_HALO_ERR_STATE, "exchange before loom_halo_realize");
   if (d->in_flight) return fail(LOOM_HALO_ERR_STATE, "loom_halo_start with an exchange in flight");
+  ++d->step;
+  // Our interior is final for this step: same-node neighbours may read it.
+  if (d->shared)
+    std::atomic_ref<int64_t>(d->flags[static_cast<size_t>(d->node_rank)][0])
+        .store(d->step, std::memory_order_release);
   int rc = MPI_SUCCESS;
   if (!d->recv_requests.empty()) {
     rc = MPI_Startall(static_cast<int>(d->recv_requests.size()), d->recv_requests.data());
@@ -506,6 +687,20 @@ int loom_halo_finish(loom_halo_domain d) {
     const int rc = MPI_Waitall(static_cast<int>(d->send_requests.size()), d->send_requests.data(),
                                MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitall (sends)");
+  }
+  // Same-node neighbours after the MPI messages, so that no rank spins here while a peer on
+  // another node waits for it to progress a send.
+  if (d->shared) {
+    for (const SharedSource& source : d->sources) {
+      int64_t* theirs = d->flags[static_cast<size_t>(source.node_rank)];
+      wait_at_least(&theirs[0], d->step);
+      for (const SharedCopy& c : source.copies)
+        shared_copy(c, d->fields[static_cast<size_t>(c.field)]);
+      std::atomic_ref<int64_t>(theirs[1 + d->node_rank]).store(d->step, std::memory_order_release);
+    }
+    // Our interior may change once every reader has copied it.
+    int64_t* ours = d->flags[static_cast<size_t>(d->node_rank)];
+    for (int q : d->readers) wait_at_least(&ours[1 + q], d->step);
   }
   return LOOM_HALO_SUCCESS;
 }

@@ -58,7 +58,8 @@ int loom_halo_create(MPI_Comm comm, const int64_t extent[3], const int radius[6]
 int loom_halo_add_field(loom_halo_domain domain, size_t element_size, int* field);
 int loom_halo_add_field_type(loom_halo_domain domain, MPI_Datatype named_type, int* field);
 
-/* Collective: allocates the fields (zeroed, ghosts included) and builds the persistent plan. */
+/* Collective: allocates the fields (zeroed, ghosts included; in node-shared memory unless
+ * LOOM_HALO_SHARED=0) and builds the persistent plan. */
 int loom_halo_realize(loom_halo_domain domain);
 
 /* This rank's subdomain: first interior cell in global coordinates, and interior cells. */
@@ -69,10 +70,10 @@ int loom_halo_extent(loom_halo_domain domain, int64_t extent[3]);
  * (char*)*base + i*strides[0] + j*strides[1] + k*strides[2]; strides in bytes (strides[0] is
  * the element size). */
 int loom_halo_field(loom_halo_domain domain, int field, void** base, int64_t strides[3]);
-/* Number of distinct peer ranks this rank exchanges messages with (not counting itself), and
- * whether it copies to itself (periodic wrap onto one subdomain). */
-int loom_halo_peers(loom_halo_domain domain, int* peers, int* self_copies);
-
+/* The plan's transports on this rank: distinct ranks exchanging one MPI message each way
+ * (mpi_peers), same-node ranks whose interior this rank reads from node-shared memory
+ * (shared_peers), and whether it copies onto itself (periodic wrap onto one subdomain). */
+int loom_halo_peers(loom_halo_domain domain, int* mpi_peers, int* shared_peers, int* self_copies);
 /* Fills every ghost region the stencil asks for with the owning neighbour's interior.
  * Collective over the domain's communicator. exchange = start + finish. Between start and
  * finish the interior may be read but not written, and ghosts neither. */
@@ -80,8 +81,9 @@ int loom_halo_exchange(loom_halo_domain domain);
 int loom_halo_start(loom_halo_domain domain);
 int loom_halo_finish(loom_halo_domain domain);
 
-/* Frees the fields and the plan; *domain becomes NULL. Not collective (an exchange in flight
- * is completed first). */
+/* Frees the fields and the plan; *domain becomes NULL. Collective over the ranks of this
+ * rank's node when the same-node transport is in use (node-shared windows are freed); an
+ * exchange in flight is completed first. */
 int loom_halo_destroy(loom_halo_domain* domain);
 
 const char* loom_halo_error_string(int code); /* the code's name */

@@ -285,6 +285,46 @@ TEST(Halo, EveryPeriodicityAndStencil) {
     }
 }
 
+// Many exchanges with random delays on one rank (before start, between start and finish, after
+// finish): no ghost may be torn or stale, whichever transport carries it.
+TEST(Halo, StressWithRandomDelays) {
+  Case c;
+  c.extent = {12, 10, 9};
+  c.radius = {1, 2, 1, 1, 2, 1};
+  c.periodic = {1, 1, 1};
+  c.stencil = LOOM_HALO_BOX;
+  c.elements = {8, 4};
+  loom_halo_domain d = create(c);
+  ASSERT_NE(d, nullptr);
+  for (size_t e : c.elements) {
+    int field = -1;
+    ASSERT_EQ(loom_halo_add_field(d, e, &field), LOOM_HALO_SUCCESS);
+  }
+  ASSERT_EQ(loom_halo_realize(d), LOOM_HALO_SUCCESS) << loom_halo_error_message();
+  const Layout l = layout_of(d, c.elements.size());
+  std::mt19937_64 rng(test_seed() + static_cast<uint64_t>(world_rank()));
+  const int steps = 2000;
+  int64_t wrong = 0;
+  for (int step = 0; step < steps && wrong == 0; ++step) {
+    fill(c, l, step);
+    const bool delayed = world_rank() == 0 && rng() % 4 == 0;
+    const int where = static_cast<int>(rng() % 3);
+    const auto pause = [&] {
+      const auto until = MPI_Wtime() + 1e-6 * static_cast<double>(rng() % 50);
+      while (MPI_Wtime() < until) {
+      }
+    };
+    if (delayed && where == 0) pause();
+    ASSERT_EQ(loom_halo_start(d), LOOM_HALO_SUCCESS);
+    if (delayed && where == 1) pause();
+    ASSERT_EQ(loom_halo_finish(d), LOOM_HALO_SUCCESS);
+    if (delayed && where == 2) pause();
+    wrong += check(c, l, step);
+  }
+  EXPECT_EQ(all_ranks_sum(wrong), 0);
+  loom_halo_destroy(&d);
+}
+
 // All directions and fields between one pair of ranks travel as one message.
 TEST(Halo, OneMessagePerPeer) {
   const int64_t extent[3] = {64, 8, 8};
@@ -297,15 +337,26 @@ TEST(Halo, OneMessagePerPeer) {
   ASSERT_EQ(loom_halo_add_field(d, 8, &field), LOOM_HALO_SUCCESS);
   ASSERT_EQ(loom_halo_add_field(d, 4, &field), LOOM_HALO_SUCCESS);
   ASSERT_EQ(loom_halo_realize(d), LOOM_HALO_SUCCESS);
-  int peers = -1, self = -1;
-  ASSERT_EQ(loom_halo_peers(d, &peers, &self), LOOM_HALO_SUCCESS);
+  int peers = -1, shared = -1, self = -1;
+  ASSERT_EQ(loom_halo_peers(d, &peers, &shared, &self), LOOM_HALO_SUCCESS);
   const int size = world_size();
   if (size <= 2) {
     // Split along x only (or not at all): y and z wrap onto the rank itself.
-    EXPECT_EQ(peers, size - 1);
+    EXPECT_EQ(peers + shared, size - 1);
     EXPECT_EQ(self, 1);
   }
-  EXPECT_LE(peers, size - 1);
+  EXPECT_LE(peers + shared, size - 1);
+  // Every neighbour on another node goes through MPI, every one on this node through shared
+  // memory unless LOOM_HALO_SHARED=0.
+  const char* rpn = std::getenv("LOOM_RANKS_PER_NODE");
+  const char* shared_env = std::getenv("LOOM_HALO_SHARED");
+  const bool shared_off = shared_env && std::string(shared_env) == "0";
+  if ((rpn && std::string(rpn) == "1") || shared_off) {
+    EXPECT_EQ(shared, 0);
+  }
+  if (!rpn && !shared_off) {
+    EXPECT_EQ(peers, 0);
+  }
   loom_halo_destroy(&d);
 }
 

@@ -13,7 +13,7 @@ import re
 import sys
 
 LIBRARY = ("base", "types", "pack", "model", "match", "place", "codec", "runtime", "exec",
-           "mpi", "transport", "ops", "interpose")
+           "mpi", "transport", "ops", "halo", "interpose")
 SOURCES = (".c", ".h", ".cpp", ".hpp", ".cu")
 DECLARATION = re.compile(
     r'EnvVar\s+\w+\s*\{\s*"(LOOM_\w+)"\s*,\s*((?:"(?:[^"\\]|\\.)*"\s*)+),\s*((?:"(?:[^"\\]|\\.)*"\s*)+)\}',
