@@ -506,22 +506,25 @@ int loom_halo_create(MPI_Comm comm, const int64_t extent[3], const int radius[6]
   }
   // Every rank computes the same partition, so these errors are the same on every rank.
   const auto grid = d->partition.grid();
+  int code = LOOM_HALO_SUCCESS;
+  std::string why;
   for (const auto& sub : d->partition.subdomains())
-    for (size_t i = 0; i < 3; ++i) {
-      if (sub.size[i] < 1) {
-        release(d);
-        return fail(LOOM_HALO_ERR_EXTENT, "more ranks than cells: a subdomain would be empty");
-      }
+    for (size_t i = 0; i < 3 && code == LOOM_HALO_SUCCESS; ++i) {
       const bool has_neighbour = grid[i] > 1 || d->periodic[i];
       const int widest = std::max(d->radius.minus[i], d->radius.plus[i]);
-      if (has_neighbour && widest > sub.size[i]) {
-        release(d);
-        return fail(LOOM_HALO_ERR_RADIUS, "radius " + std::to_string(widest) +
-                                              " larger than a subdomain of " +
-                                              std::to_string(sub.size[i]) +
-                                              " cells along dimension " + std::to_string(i));
+      if (sub.size[i] < 1) {
+        code = LOOM_HALO_ERR_EXTENT;
+        why = "more ranks than cells: a subdomain would be empty";
+      } else if (has_neighbour && widest > sub.size[i]) {
+        code = LOOM_HALO_ERR_RADIUS;
+        why = "radius " + std::to_string(widest) + " larger than a subdomain of " +
+              std::to_string(sub.size[i]) + " cells along dimension " + std::to_string(i);
       }
     }
+  if (code != LOOM_HALO_SUCCESS) {
+    release(d);
+    return fail(code, why);
+  }
   const auto& mine = d->partition.subdomain(d->slot);
   for (size_t i = 0; i < 3; ++i) d->size[i] = mine.size[i];
   *domain = d;
