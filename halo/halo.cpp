@@ -115,8 +115,12 @@ struct loom_halo_domain_s {
   MPI_Comm node_comm = MPI_COMM_NULL;
   int node_rank = 0;
   std::vector<int> node_rank_of;  // by rank of comm; -1 off this node
-  std::vector<MPI_Win> windows;   // one per field, then the flags
-  // Flags, one segment per node rank: [0] the last step whose interior is final (set at
+  // One window over the node, one segment per rank: its flags, then its fields (each 64-byte
+  // aligned within the segment), laid out from the rank's subdomain size alone, so every rank
+  // finds its neighbours' fields without asking.
+  MPI_Win window = MPI_WIN_NULL;
+  std::vector<char*> segments;  // by node rank
+  // Flags at the start of each segment: [0] the last step whose interior is final (set at
   // start), [1 + q] the last step node rank q finished reading this rank's interior.
   std::vector<int64_t*> flags;  // by node rank
   std::vector<SharedSource> sources;
@@ -231,6 +235,30 @@ uint32_t stencil_mask(int stencil, uint32_t explicit_mask) {
   return explicit_mask & ~(1u << kCentre);
 }
 
+// Bytes of a field of `element`-byte cells over a subdomain of `size` cells, ghosts included,
+// rounded up to 64.
+size_t field_bytes(const loom_halo_domain_s* d, const std::array<int64_t, 3>& size,
+                   size_t element) {
+  size_t cells = 1;
+  for (size_t i = 0; i < 3; ++i)
+    cells *= static_cast<size_t>(size[i] + d->radius.minus[i] + d->radius.plus[i]);
+  return (cells * element + 63) / 64 * 64;
+}
+
+size_t flags_bytes(const loom_halo_domain_s* d) {
+  int node_size = 1;
+  MPI_Comm_size(d->node_comm, &node_size);
+  return (sizeof(int64_t) * static_cast<size_t>(1 + node_size) + 63) / 64 * 64;
+}
+
+// Where field `f` starts in the segment of a rank whose subdomain has `size` cells.
+size_t field_offset(const loom_halo_domain_s* d, const std::array<int64_t, 3>& size, int f) {
+  size_t offset = flags_bytes(d);
+  for (int g = 0; g < f; ++g)
+    offset += field_bytes(d, size, d->fields[static_cast<size_t>(g)].element);
+  return offset;
+}
+
 int build_plan(loom_halo_domain d) {
   using loom::halo::recv_box;
   using loom::halo::send_box;
@@ -284,10 +312,7 @@ int build_plan(loom_halo_domain d) {
       const Box from = send_box(s, their_size, d->radius);
       for (int f = 0; f < nfields; ++f) {
         const Field& mine = d->fields[static_cast<size_t>(f)];
-        MPI_Aint bytes = 0;
-        int unit = 0;
-        char* allocation = nullptr;
-        MPI_Win_shared_query(d->windows[static_cast<size_t>(f)], q, &bytes, &unit, &allocation);
+        char* allocation = d->segments[static_cast<size_t>(q)] + field_offset(d, their_size, f);
         const int64_t e = static_cast<int64_t>(mine.element);
         const std::array<int64_t, 3> stride{
             e, e * (their_size[0] + d->radius.minus[0] + d->radius.plus[0]),
@@ -342,7 +367,7 @@ void release(loom_halo_domain d) {
     if (p.recv_request != MPI_REQUEST_NULL) MPI_Request_free(&p.recv_request);
   }
   for (Field& f : d->fields) std::free(f.allocation);
-  for (MPI_Win& w : d->windows) MPI_Win_free(&w);
+  if (d->window != MPI_WIN_NULL) MPI_Win_free(&d->window);
   if (d->node_comm != MPI_COMM_NULL) MPI_Comm_free(&d->node_comm);
   if (d->comm != MPI_COMM_NULL) {
     loom::mpi::forget_communicator(d->comm);
@@ -400,22 +425,25 @@ int open_node(loom_halo_domain d) {
   return LOOM_HALO_SUCCESS;
 }
 
-int open_flags(loom_halo_domain d) {
+// Allocates this rank's segment of the node window (flags, then fields, zeroed) and maps every
+// node rank's.
+int open_window(loom_halo_domain d) {
   int node_size = 1;
   MPI_Comm_size(d->node_comm, &node_size);
-  const MPI_Aint bytes = static_cast<MPI_Aint>(sizeof(int64_t)) * (1 + node_size);
-  int64_t* mine = nullptr;
-  MPI_Win win = MPI_WIN_NULL;
-  int rc =
-      MPI_Win_allocate_shared(bytes, sizeof(int64_t), MPI_INFO_NULL, d->node_comm, &mine, &win);
-  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_allocate_shared (flags)");
-  d->windows.push_back(win);
-  for (int i = 0; i <= node_size; ++i) std::atomic_ref<int64_t>(mine[i]).store(0);
+  const size_t bytes = field_offset(d, d->size, static_cast<int>(d->fields.size()));
+  char* mine = nullptr;
+  int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, d->node_comm,
+                                   &mine, &d->window);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_allocate_shared");
+  std::memset(mine, 0, bytes);
+  d->segments.assign(static_cast<size_t>(node_size), nullptr);
   d->flags.assign(static_cast<size_t>(node_size), nullptr);
   for (int q = 0; q < node_size; ++q) {
     MPI_Aint size = 0;
     int unit = 0;
-    MPI_Win_shared_query(win, q, &size, &unit, &d->flags[static_cast<size_t>(q)]);
+    MPI_Win_shared_query(d->window, q, &size, &unit, &d->segments[static_cast<size_t>(q)]);
+    d->flags[static_cast<size_t>(q)] =
+        reinterpret_cast<int64_t*>(d->segments[static_cast<size_t>(q)]);
   }
   // Every rank's flags and fields are zeroed before any rank reads them.
   rc = MPI_Barrier(d->node_comm);
@@ -564,6 +592,7 @@ int loom_halo_realize(loom_halo_domain d) {
   if (d->realized) return fail(LOOM_HALO_ERR_STATE, "loom_halo_realize called twice");
   if (shared) {
     rc = open_node(d);
+    if (rc == LOOM_HALO_SUCCESS && d->shared) rc = open_window(d);
     if (rc != LOOM_HALO_SUCCESS) return rc;
   }
   std::array<int64_t, 3> total{};
@@ -572,27 +601,19 @@ int loom_halo_realize(loom_halo_domain d) {
     const size_t e = f.element;
     f.stride = {static_cast<int64_t>(e), static_cast<int64_t>(e) * total[0],
                 static_cast<int64_t>(e) * total[0] * total[1]};
-    size_t bytes = e * static_cast<size_t>(total[0] * total[1] * total[2]);
-    bytes = (bytes + 63) / 64 * 64;
+    const size_t bytes = field_bytes(d, d->size, e);
     char* memory = nullptr;
     if (d->shared) {
-      MPI_Win win = MPI_WIN_NULL;
-      rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, d->node_comm,
-                                   &memory, &win);
-      if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_allocate_shared");
-      d->windows.push_back(win);
+      memory = d->segments[static_cast<size_t>(d->node_rank)] +
+               field_offset(d, d->size, static_cast<int>(&f - d->fields.data()));
     } else {
       f.allocation = static_cast<char*>(std::aligned_alloc(64, bytes));
       memory = f.allocation;
+      if (!memory) return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate a field");
+      std::memset(memory, 0, bytes);
     }
-    if (!memory) return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate a field");
-    std::memset(memory, 0, bytes);
     f.base = memory + d->radius.minus[0] * f.stride[0] + d->radius.minus[1] * f.stride[1] +
              d->radius.minus[2] * f.stride[2];
-  }
-  if (d->shared) {
-    rc = open_flags(d);
-    if (rc != LOOM_HALO_SUCCESS) return rc;
   }
   d->realized = true;
   rc = build_plan(d);
