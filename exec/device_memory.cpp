@@ -1,5 +1,7 @@
 #include "exec/device_memory.hpp"
 
+#include "base/env.hpp"
+
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -71,8 +73,10 @@ bool device_memory_lookup(const void* p) {
 }
 
 void start_device_support() {
-  const char* mode = std::getenv("LOOM_DEVICE");
-  if (!mode || !*mode) mode = "auto";
+  static constexpr base::EnvVar kDevice{"LOOM_DEVICE", "auto",
+                                        "device buffers: auto, cuda, emulated or off"};
+  const char* mode = base::read(kDevice);
+  if (!mode) mode = "auto";
   Executor* chosen = nullptr;
   if (!std::strcmp(mode, "emulated")) {
     chosen = &pack::device::emulated_executor();

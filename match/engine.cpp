@@ -21,6 +21,7 @@
 #include <new>
 #include <thread>
 
+#include "base/env.hpp"
 #include "match/flat_map.hpp"
 #include "match/queue.hpp"
 
@@ -84,7 +85,9 @@ loom_match_isa detect_isa() {
 
 loom_match_isa resolve_isa(loom_match_isa requested) {
   if (requested == LOOM_MATCH_ISA_AUTO) {
-    const char* env = std::getenv("LOOM_MATCH_ISA");
+    static constexpr loom::base::EnvVar kMatchIsa{"LOOM_MATCH_ISA", "best available",
+                                                  "scalar, avx2 or avx512 matching search"};
+    const char* env = loom::base::read(kMatchIsa);
     if (env && !std::strcmp(env, "scalar")) requested = LOOM_MATCH_ISA_SCALAR;
     if (env && !std::strcmp(env, "avx2")) requested = LOOM_MATCH_ISA_AVX2;
     if (env && !std::strcmp(env, "avx512")) requested = LOOM_MATCH_ISA_AVX512;
@@ -432,7 +435,9 @@ loom_match_engine* loom_match_create(const loom_match_config* config) {
     auto e = std::make_unique<loom_match_engine>(cfg);
     e->backend = cfg.backend;
     if (e->backend <= LOOM_MATCH_BACKEND_DEFAULT || e->backend >= LOOM_MATCH_BACKEND_COUNT) {
-      const char* env = std::getenv("LOOM_MATCH_BACKEND");
+      static constexpr loom::base::EnvVar kMatchBackend{
+          "LOOM_MATCH_BACKEND", "adaptive", "the backend of engines created with the default"};
+      const char* env = loom::base::read(kMatchBackend);
       e->backend = env ? loom_match_backend_from_name(env) : LOOM_MATCH_BACKEND_DEFAULT;
       if (e->backend == LOOM_MATCH_BACKEND_DEFAULT) e->backend = LOOM_MATCH_BACKEND_ADAPTIVE;
     }

@@ -1,5 +1,7 @@
 #include "mpi/locality.hpp"
 
+#include "base/env.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -52,11 +54,15 @@ std::vector<int> translate_to_world(MPI_Comm comm) {
 
 void init_locality() {
   NodeMap& map = nodes();
+  if (map.ready) return;
   int world_size = 1, world_rank = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   map.node_of_world_rank.assign(static_cast<size_t>(world_size), 0);
-  const char* override_env = std::getenv("LOOM_RANKS_PER_NODE");
+  static constexpr base::EnvVar kRanksPerNode{"LOOM_RANKS_PER_NODE",
+                                              "from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)",
+                                              "N: world ranks [kN, (k+1)N) form node k"};
+  const char* override_env = base::read(kRanksPerNode);
   const int per_node = override_env ? std::atoi(override_env) : 0;
   if (override_env && per_node <= 0 && world_rank == 0)
     std::fprintf(stderr, "loom: LOOM_RANKS_PER_NODE=%s is not a positive integer; ignored\n",

@@ -9,9 +9,15 @@
 
 namespace loom::mpi {
 
-void init_locality();  // collective over MPI_COMM_WORLD; called from MPI_Init*
+// Collective over MPI_COMM_WORLD, once per process (later calls return at once). The interposer
+// calls it in MPI_Init; a library linked without the interposer (loom_mpi is an object library
+// any target can link) calls it in its own collective setup. Until it runs, every peer is
+// taken to share this node.
+void init_locality();
 // Locality of `peer` (a rank of `comm`; MPI_ANY_SOURCE allowed: the worst case).
 model::Locality locality(MPI_Comm comm, int peer);
-void forget_communicator(MPI_Comm comm);  // at MPI_Comm_free / MPI_Comm_disconnect
+// At MPI_Comm_free / MPI_Comm_disconnect (the interposer's; a library without it calls this
+// for the communicators it asked about before freeing them).
+void forget_communicator(MPI_Comm comm);
 
 }  // namespace loom::mpi

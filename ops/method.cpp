@@ -1,5 +1,7 @@
 #include "ops/method.hpp"
 
+#include "base/env.hpp"
+
 #include <mpi.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,8 +31,10 @@ namespace {
 enum class Setting { Auto, Host, Pack };
 
 Setting read_setting() {
-  const char* text = std::getenv("LOOM_METHOD");
-  if (!text || !*text || !std::strcmp(text, "auto")) return Setting::Auto;
+  static constexpr base::EnvVar kMethod{"LOOM_METHOD", "auto",
+                                        "host or pack: force the method of derived-type messages"};
+  const char* text = base::read(kMethod);
+  if (!text || !std::strcmp(text, "auto")) return Setting::Auto;
   model::Method forced;
   if (model::parse_method(text, &forced))
     return forced == model::Method::Pack ? Setting::Pack : Setting::Host;
@@ -281,7 +285,10 @@ void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality w
 
 std::string calibration_path() {
   std::string dir;
-  if (const char* cache = env_dir("LOOM_CACHE_DIR"))
+  static constexpr base::EnvVar kCacheDir{"LOOM_CACHE_DIR",
+                                          "$XDG_CACHE_HOME/loom, else $HOME/.cache/loom",
+                                          "where the method model's calibration is kept"};
+  if (const char* cache = base::read(kCacheDir))
     dir = cache;
   else if (const char* xdg = env_dir("XDG_CACHE_HOME"); xdg && xdg[0] == '/')
     dir = std::string(xdg) + "/loom";  // the XDG spec ignores relative paths

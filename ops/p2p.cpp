@@ -14,6 +14,7 @@
 #include "exec/execute.hpp"
 #include "mpi/host.hpp"
 #include "mpi/locality.hpp"
+#include "mpi/quirks.hpp"
 #include "mpi/requests.hpp"
 #include "mpi/type_registry.hpp"
 #include "ops/method.hpp"
@@ -73,7 +74,7 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
     return {};
   }
   if (plan->plan.dense()) return {};
-  if (send && plan->mixed_basic_types && host_is_mpich()) {
+  if (send && plan->mixed_basic_types && !mpi::host_receives_packed_into_mixed_types()) {
     count(Counter::SendHost);
     return {};
   }

@@ -7,6 +7,7 @@
 
 #include "exec/execute.hpp"
 #include "mpi/host.hpp"
+#include "mpi/quirks.hpp"
 #include "mpi/type_registry.hpp"
 #include "ops/pack.hpp"
 #include "runtime/runtime.hpp"
@@ -20,37 +21,6 @@ using namespace runtime;  // NOLINT: counters
 using namespace mpi;      // NOLINT: host table, plans
 
 namespace {
-
-// Probed once, on the first call that does not fit: does the host report a too small
-// buffer as an error, leaving the buffer and *position alone?
-struct HostTruncation {
-  bool pack_reports = false;
-  bool unpack_reports = false;
-};
-
-const HostTruncation& host_truncation() {
-  static const HostTruncation probed = [] {
-    HostTruncation h;
-    MPI_Comm comm;
-    PMPI_Comm_dup(MPI_COMM_SELF, &comm);
-    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    const int values[4] = {1, 2, 3, 4};
-    unsigned char out[64];
-    std::memset(out, 0xEE, sizeof out);
-    int position = 0;
-    const int pack_rc = PMPI_Pack(values, 4, MPI_INT, out, 5, &position, comm);
-    bool untouched = true;
-    for (unsigned char c : out) untouched = untouched && c == 0xEE;
-    h.pack_reports = pack_rc != MPI_SUCCESS && untouched && position == 0;
-    int unpacked[4] = {0, 0, 0, 0};
-    position = 0;  // one whole int of input for four: MPICH unpacks it and says success
-    const int unpack_rc = PMPI_Unpack(values, 4, &position, unpacked, 4, MPI_INT, comm);
-    h.unpack_reports = unpack_rc != MPI_SUCCESS && unpacked[0] == 0 && position == 0;
-    PMPI_Comm_free(&comm);
-    return h;
-  }();
-  return probed;
-}
 
 enum class Route { Loom, Host, Truncate };
 
@@ -68,7 +38,7 @@ Route route(int incount, MPI_Datatype type, const void* user, const void* packed
   int initialized = 0;
   PMPI_Initialized(&initialized);
   if (!initialized) return Route::Host;
-  const HostTruncation& h = host_truncation();
+  const HostTruncation& h = mpi::host_truncation();
   return (unpack ? h.unpack_reports : h.pack_reports) ? Route::Host : Route::Truncate;
 }
 

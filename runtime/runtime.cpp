@@ -1,5 +1,7 @@
 #include "runtime/runtime.hpp"
 
+#include "base/env.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,23 +12,30 @@
 namespace loom::runtime {
 namespace {
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
+constexpr base::EnvVar kDisable{"LOOM_DISABLE", "0", "1: pure pass-through to the host MPI"};
+constexpr base::EnvVar kStats{"LOOM_STATS", "0",
+                              "1: per-rank counters at MPI_Finalize; Loom's kernels timed"};
+constexpr base::EnvVar kDebug{"LOOM_DEBUG", "0",
+                              "1: each plan, model decision and trial; all LOOM_VERBOSE says"};
+constexpr base::EnvVar kVerbose{"LOOM_VERBOSE", "0",
+                                "1: what Loom noticed that changes only its speed, once per job"};
+constexpr base::EnvVar kSharedCollectives{"LOOM_SHARED_COLLECTIVES", "1",
+                                          "0: same-node neighbourhood all-to-alls use the host's"};
+constexpr base::EnvVar kOnline{"LOOM_ONLINE", "1", "0: no online trials; the model alone decides"};
+constexpr base::EnvVar kSelf{"LOOM_SELF", "1", "0: messages to oneself go through the host"};
+constexpr base::EnvVar kIsa{"LOOM_ISA", "best available", "scalar, avx2 or avx512 pack kernels"};
 
 Config read_config() {
   Config c;
-  c.disabled = env_flag("LOOM_DISABLE");
-  c.stats = env_flag("LOOM_STATS");
-  c.debug = env_flag("LOOM_DEBUG");
-  c.verbose = c.debug || env_flag("LOOM_VERBOSE");
-  if (const char* v = std::getenv("LOOM_SHARED_COLLECTIVES"); v && *v)
-    c.shared_collectives = std::strcmp(v, "0") != 0;
-  if (const char* v = std::getenv("LOOM_ONLINE"); v && *v) c.online = std::strcmp(v, "0") != 0;
-  if (const char* v = std::getenv("LOOM_SELF"); v && *v) c.self_channel = std::strcmp(v, "0") != 0;
+  c.disabled = base::read_flag(kDisable);
+  c.stats = base::read_flag(kStats);
+  c.debug = base::read_flag(kDebug);
+  c.verbose = c.debug || base::read_flag(kVerbose);
+  c.shared_collectives = base::read_flag(kSharedCollectives, true);
+  c.online = base::read_flag(kOnline, true);
+  c.self_channel = base::read_flag(kSelf, true);
   c.isa = pack::best_isa();
-  if (const char* isa = std::getenv("LOOM_ISA"); isa && *isa) {
+  if (const char* isa = base::read(kIsa)) {
     pack::Isa requested;
     if (!pack::parse_isa(isa, &requested))
       std::fprintf(stderr, "loom: LOOM_ISA=%s is not one of scalar, avx2, avx512; using %s\n", isa,

@@ -25,6 +25,7 @@ packages=(
   nlohmann-json3-dev                                     # the method model's calibration files
   libzfp-dev libblosc-dev                                # the codec engine (ZFP, Blosc)
   python3 python3-pip python3-dev                        # plots; building mpi4py
+  iproute2 util-linux                                    # tools/slow-link.sh: ip, tc; flock, unshare, taskset
 )
 missing=()
 for p in "${packages[@]}"; do

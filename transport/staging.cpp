@@ -1,8 +1,8 @@
 #include "transport/staging.hpp"
 
 #include "exec/execute.hpp"
+#include "mpi/quirks.hpp"
 #include "mpi/type_registry.hpp"
-#include "ops/method.hpp"
 #include "runtime/runtime.hpp"
 
 #include <algorithm>
@@ -167,7 +167,7 @@ int64_t received_bytes(const MPI_Status& status, int error) {
   if (error != MPI_SUCCESS) {
     int error_class = MPI_ERR_OTHER;
     PMPI_Error_class(error, &error_class);
-    if (error_class != MPI_ERR_TRUNCATE || host_is_mpich()) return 0;
+    if (error_class != MPI_ERR_TRUNCATE || !mpi::host_delivers_truncated_bytes()) return 0;
   }
   int cancelled = 0;
   PMPI_Test_cancelled(&status, &cancelled);

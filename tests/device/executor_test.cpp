@@ -1,7 +1,10 @@
-// The device executors against the CPU executor: the same packed bytes, the same unpacked
-// buffers, nothing written outside them. Built twice: with the emulated device (runs
-// everywhere, label "unit") and with the CUDA executor (label "gpu": skipped with a message
-// where no GPU is present).
+// Every executor against the same expected bytes, taken straight from the typemap: the CPU
+// executor (pack::Plan's own pack and unpack, one case per ISA this CPU runs), the emulated
+// device and the CUDA executor, in one parameterised suite (ExecutorTest). Packed bytes,
+// unpacked buffers and the guard bytes around both must agree with the reference. Built
+// twice: executor_tests runs the CPU ISAs and the emulated device (runs everywhere, label
+// "unit"); cuda_executor_tests the CUDA executor (label "gpu": skipped, saying why, where it
+// is not built or no GPU is present). The multiply-and-shift division is checked in both.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pack/device/executor.hpp"
@@ -26,31 +30,90 @@ using types::make_sequence;
 
 namespace {
 
-Executor& executor_under_test() {
+// The executors under test: the CPU executor with each ISA, and the device executors.
+enum class Kind { CpuScalar, CpuAvx2, CpuAvx512, Emulated, Cuda };
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::CpuScalar:
+      return "cpu_scalar";
+    case Kind::CpuAvx2:
+      return "cpu_avx2";
+    case Kind::CpuAvx512:
+      return "cpu_avx512";
+    case Kind::Emulated:
+      return "emulated";
+    case Kind::Cuda:
+      return "cuda";
+  }
+  return "?";
+}
+
+bool on_device(Kind kind) {
+  return kind == Kind::Emulated || kind == Kind::Cuda;
+}
+
+// The ISA of the plan: the CPU executor's own; the device executors run the plan's device
+// program, which does not depend on it.
+pack::Isa plan_isa(Kind kind) {
+  switch (kind) {
+    case Kind::CpuAvx2:
+      return pack::Isa::Avx2;
+    case Kind::CpuAvx512:
+      return pack::Isa::Avx512;
+    default:
+      return pack::Isa::Scalar;
+  }
+}
+
+// Only the CUDA binary links the CUDA executor (or its stub); the other never asks for it.
+Executor& device_executor([[maybe_unused]] Kind kind) {
 #if defined(LOOM_TEST_CUDA_EXECUTOR)
-  return pack::device::cuda_executor();
-#else
-  return pack::device::emulated_executor();
+  if (kind == Kind::Cuda) return pack::device::cuda_executor();
 #endif
+  return pack::device::emulated_executor();
 }
 
 constexpr unsigned char kGuard = 0xA5;
 constexpr int64_t kGuardBytes = 64;
 
-class ExecutorTest : public ::testing::Test {
+using Blocks = std::vector<std::pair<int64_t, int64_t>>;
+
+// Reference pack and unpack straight from the typemap's blocks.
+void reference_pack(const Blocks& blocks, const char* base, char* out) {
+  for (auto [off, len] : blocks) {
+    std::memcpy(out, base + off, static_cast<size_t>(len));
+    out += len;
+  }
+}
+void reference_unpack(const Blocks& blocks, const char* in, char* base) {
+  for (auto [off, len] : blocks) {
+    std::memcpy(base + off, in, static_cast<size_t>(len));
+    in += len;
+  }
+}
+
+class ExecutorTest : public ::testing::TestWithParam<Kind> {
  protected:
   void SetUp() override {
-    if (!executor().available())
-      GTEST_SKIP() << "executor '" << executor().name()
-                   << "' not available here: " << executor().device_name();
+    const Kind kind = GetParam();
+    if (on_device(kind)) {
+      Executor& e = device_executor(kind);
+      if (!e.available())
+        GTEST_SKIP() << "executor '" << e.name() << "' not available here: " << e.device_name();
+    } else if (!pack::isa_supported(plan_isa(kind))) {
+      GTEST_SKIP() << "the CPU executor's " << pack::isa_name(plan_isa(kind))
+                   << " kernels need an instruction set this CPU lacks";
+    }
   }
-  static Executor& executor() { return executor_under_test(); }
 
   // Packs and unpacks `count` elements of `layout` at byte offsets `user_shift` and
-  // `packed_shift` past 16-byte alignment, on the device and with the CPU plan.
+  // `packed_shift` past 16-byte alignment with the executor under test, against the
+  // reference.
   void check(const types::Layout& layout, int64_t count, int64_t extent, const std::string& what,
              int64_t user_shift = 0, int64_t packed_shift = 0) {
-    const pack::Plan plan(types::canonicalize(layout), extent, pack::Isa::Scalar);
+    const Kind kind = GetParam();
+    const pack::Plan plan(types::canonicalize(layout), extent, plan_isa(kind));
     const auto blocks = test::block_stream(layout, count, extent);
     int64_t lo = 0, hi = 0;
     for (auto [off, len] : blocks) lo = std::min(lo, off), hi = std::max(hi, off + len);
@@ -59,23 +122,21 @@ class ExecutorTest : public ::testing::Test {
     const int64_t packed_span = packed_bytes + 2 * kGuardBytes + 16;
     const int64_t origin = kGuardBytes + user_shift - lo;  // where element 0 starts
     const int64_t packed_at = kGuardBytes + packed_shift;
+    const std::string program =
+        on_device(kind) ? plan.device_program().describe() : plan.describe();
 
     std::vector<char> user(static_cast<size_t>(span));
     for (size_t i = 0; i < user.size(); ++i) user[i] = static_cast<char>(i * 131 + 7);
     std::vector<char> expect(static_cast<size_t>(packed_span), char(kGuard));
-    plan.pack(user.data() + origin, count, expect.data() + packed_at);
+    reference_pack(blocks, user.data() + origin, expect.data() + packed_at);
 
-    char* d_user = static_cast<char*>(executor().allocate(span));
-    char* d_packed = static_cast<char*>(executor().allocate(packed_span));
-    ASSERT_TRUE(d_user && d_packed) << what;
     std::vector<char> got(static_cast<size_t>(packed_span), char(kGuard));
-    ASSERT_TRUE(executor().to_device(d_user, user.data(), span));
-    ASSERT_TRUE(executor().to_device(d_packed, got.data(), packed_span));
-    const auto packed_status =
-        pack::device::pack_sync(executor(), plan, d_user + origin, count, d_packed + packed_at);
-    ASSERT_TRUE(packed_status) << packed_status.message;
-    ASSERT_TRUE(executor().to_host(got.data(), d_packed, packed_span));
-    EXPECT_EQ(expect, got) << what << "\n" << plan.device_program().describe();
+    if (on_device(kind))
+      device_pack(device_executor(kind), plan, user, origin, count, got, packed_at, what);
+    else
+      plan.pack(user.data() + origin, count, got.data() + packed_at);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(expect, got) << what << "\n" << program;
 
     // Unpack is defined where no two blocks overlap.
     auto sorted = blocks;
@@ -83,21 +144,78 @@ class ExecutorTest : public ::testing::Test {
     bool overlap = false;
     for (size_t i = 1; i < sorted.size(); ++i)
       overlap |= sorted[i].first < sorted[i - 1].first + sorted[i - 1].second;
-    if (!overlap) {
-      std::vector<char> expect_user(static_cast<size_t>(span), char(kGuard));
-      plan.unpack(expect.data() + packed_at, count, expect_user.data() + origin);
-      std::vector<char> got_user(static_cast<size_t>(span), char(kGuard));
-      ASSERT_TRUE(executor().to_device(d_user, got_user.data(), span));
-      const auto unpacked_status =
-          pack::device::unpack_sync(executor(), plan, d_packed + packed_at, count, d_user + origin);
-      ASSERT_TRUE(unpacked_status) << unpacked_status.message;
-      ASSERT_TRUE(executor().to_host(got_user.data(), d_user, span));
-      EXPECT_EQ(expect_user, got_user) << what << " (unpack)\n" << plan.device_program().describe();
-    }
-    executor().release(d_user);
-    executor().release(d_packed);
+    if (overlap) return;
+    std::vector<char> expect_user(static_cast<size_t>(span), char(kGuard));
+    reference_unpack(blocks, expect.data() + packed_at, expect_user.data() + origin);
+    std::vector<char> got_user(static_cast<size_t>(span), char(kGuard));
+    if (on_device(kind))
+      device_unpack(device_executor(kind), plan, expect, packed_at, count, got_user, origin, what);
+    else
+      plan.unpack(expect.data() + packed_at, count, got_user.data() + origin);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(expect_user, got_user) << what << " (unpack)\n" << program;
   }
+
+ private:
+  // The device executors: `user` copied to the device, packed there into a guard-filled
+  // device buffer, and the whole of it copied back into `got`.
+  static void device_pack(Executor& e, const pack::Plan& plan, const std::vector<char>& user,
+                          int64_t origin, int64_t count, std::vector<char>& got, int64_t packed_at,
+                          const std::string& what) {
+    const auto span = static_cast<int64_t>(user.size());
+    const auto packed_span = static_cast<int64_t>(got.size());
+    char* d_user = static_cast<char*>(e.allocate(span));
+    char* d_packed = static_cast<char*>(e.allocate(packed_span));
+    const Released released{e, d_user, d_packed};
+    ASSERT_TRUE(d_user && d_packed) << what;
+    ASSERT_TRUE(e.to_device(d_user, user.data(), span));
+    ASSERT_TRUE(e.to_device(d_packed, got.data(), packed_span));
+    const auto packed_status =
+        pack::device::pack_sync(e, plan, d_user + origin, count, d_packed + packed_at);
+    ASSERT_TRUE(packed_status) << packed_status.message;
+    ASSERT_TRUE(e.to_host(got.data(), d_packed, packed_span));
+  }
+  // The reverse: `packed` unpacked on the device into a copy of `got_user`, copied back.
+  static void device_unpack(Executor& e, const pack::Plan& plan, const std::vector<char>& packed,
+                            int64_t packed_at, int64_t count, std::vector<char>& got_user,
+                            int64_t origin, const std::string& what) {
+    const auto span = static_cast<int64_t>(got_user.size());
+    const auto packed_span = static_cast<int64_t>(packed.size());
+    char* d_user = static_cast<char*>(e.allocate(span));
+    char* d_packed = static_cast<char*>(e.allocate(packed_span));
+    const Released released{e, d_user, d_packed};
+    ASSERT_TRUE(d_user && d_packed) << what;
+    ASSERT_TRUE(e.to_device(d_packed, packed.data(), packed_span));
+    ASSERT_TRUE(e.to_device(d_user, got_user.data(), span));
+    const auto unpacked_status =
+        pack::device::unpack_sync(e, plan, d_packed + packed_at, count, d_user + origin);
+    ASSERT_TRUE(unpacked_status) << unpacked_status.message;
+    ASSERT_TRUE(e.to_host(got_user.data(), d_user, span));
+  }
+  // Device buffers handed back however the copies went.
+  struct Released {
+    Executor& e;
+    char* user;
+    char* packed;
+    ~Released() {
+      if (user) e.release(user);
+      if (packed) e.release(packed);
+    }
+  };
 };
+
+std::string param_name(const ::testing::TestParamInfo<Kind>& info) {
+  return kind_name(info.param);
+}
+
+#if defined(LOOM_TEST_CUDA_EXECUTOR)
+INSTANTIATE_TEST_SUITE_P(Executors, ExecutorTest, ::testing::Values(Kind::Cuda), param_name);
+#else
+INSTANTIATE_TEST_SUITE_P(Executors, ExecutorTest,
+                         ::testing::Values(Kind::CpuScalar, Kind::CpuAvx2, Kind::CpuAvx512,
+                                           Kind::Emulated),
+                         param_name);
+#endif
 
 TEST(FastDivmod, MatchesDivisionEverywhere) {
   const uint64_t seed = std::random_device{}();
@@ -123,7 +241,7 @@ TEST(FastDivmod, MatchesDivisionEverywhere) {
   }
 }
 
-TEST_F(ExecutorTest, VectorsOfEveryBlockSize) {
+TEST_P(ExecutorTest, VectorsOfEveryBlockSize) {
   for (int64_t block = 1; block <= 40; block += block < 18 ? 1 : 11)
     for (int64_t gap : {1, 3, 8, 16})
       for (int64_t n : {1, 5, 300})
@@ -137,7 +255,7 @@ TEST_F(ExecutorTest, VectorsOfEveryBlockSize) {
 }
 
 // Word sizes the buffers' alignment lowers: every shift of either buffer.
-TEST_F(ExecutorTest, UnalignedBuffers) {
+TEST_P(ExecutorTest, UnalignedBuffers) {
   // Blocks of 16 and of 6 bytes: threads' words cross blocks, rows and elements.
   const auto face16 = make_repeat(6, 400, make_repeat(9, 32, make_dense(16)));
   const auto face6 = make_repeat(5, 301, make_repeat(7, 40, make_dense(6)));
@@ -152,7 +270,7 @@ TEST_F(ExecutorTest, UnalignedBuffers) {
       }
 }
 
-TEST_F(ExecutorTest, SubarrayFacesOf3DGrid) {
+TEST_P(ExecutorTest, SubarrayFacesOf3DGrid) {
   // A 3-D grid of doubles, 20 x 17 x 12: the x, y and z faces two cells deep.
   const int64_t nx = 20, ny = 17, nz = 12, e = 8;
   const auto x_face = make_repeat(nz, nx * ny * e, make_repeat(ny, nx * e, make_dense(2 * e)));
@@ -164,7 +282,7 @@ TEST_F(ExecutorTest, SubarrayFacesOf3DGrid) {
   check({{3 * e, x_face}}, 4, nx * ny * nz * e, "x face, 4 fields");
 }
 
-TEST_F(ExecutorTest, IndexedBlocks) {
+TEST_P(ExecutorTest, IndexedBlocks) {
   std::mt19937_64 rng(7);
   for (bool uniform : {true, false}) {
     std::vector<types::Placed> items;
@@ -184,7 +302,7 @@ TEST_F(ExecutorTest, IndexedBlocks) {
 
 // A struct of many strided fields exceeds the segments a program launches: it runs as a
 // block table.
-TEST_F(ExecutorTest, ManyFieldsBecomeATable) {
+TEST_P(ExecutorTest, ManyFieldsBecomeATable) {
   std::vector<types::Placed> fields;
   for (int f = 0; f < 80; ++f)
     fields.push_back({f * 1000, make_repeat(3 + f % 4, 40 + f % 3 * 8, make_dense(4 + f % 5))});
@@ -192,7 +310,7 @@ TEST_F(ExecutorTest, ManyFieldsBecomeATable) {
 }
 
 // Loops nested deeper than one segment holds.
-TEST_F(ExecutorTest, DeepNesting) {
+TEST_P(ExecutorTest, DeepNesting) {
   types::NodeRef node = make_sequence({{0, make_dense(3)}, {10, make_repeat(2, 5, make_dense(2))}});
   int64_t span = 24;
   for (int level = 0; level < 11; ++level) {
@@ -203,7 +321,7 @@ TEST_F(ExecutorTest, DeepNesting) {
   check({{0, node}}, 2, span + 16, "11 levels x2");
 }
 
-TEST_F(ExecutorTest, RandomLayouts) {
+TEST_P(ExecutorTest, RandomLayouts) {
   const uint64_t seed = std::random_device{}();
   std::printf("RandomLayouts seed %llu\n", static_cast<unsigned long long>(seed));
   test::RandomLayouts random(seed);
@@ -220,7 +338,7 @@ TEST_F(ExecutorTest, RandomLayouts) {
   }
 }
 
-TEST_F(ExecutorTest, EmptyAndDense) {
+TEST_P(ExecutorTest, EmptyAndDense) {
   check({{0, make_dense(4096)}}, 3, 4096, "dense");
   check({{16, make_dense(100)}}, 1, 0, "dense at an offset");
   check({{0, make_repeat(0, 8, make_dense(4))}}, 2, 8, "empty");

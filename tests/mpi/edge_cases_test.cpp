@@ -17,14 +17,11 @@
 
 #include "loom/loom.h"
 #include "tests/mpi/gtest_mpi.hpp"
+#include "tests/mpi/host_quirks.hpp"
 
 namespace {
 
-#ifdef MPICH_VERSION
-constexpr bool kHostIsMpich = true;
-#else
-constexpr bool kHostIsMpich = false;
-#endif
+using loom::test::kHostIsMpich;
 
 using Bytes = std::vector<unsigned char>;
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "loom/loom.h"
+#include "tests/mpi/host_quirks.hpp"
 #include "tests/mpi/loom_env.hpp"
 
 namespace {
@@ -37,11 +38,7 @@ constexpr MPI_Count kMaxPackedBytes = MPI_Count{1} << 20;
 constexpr std::size_t kGuardBytes = 64;  // compared around every buffer
 constexpr int kMaxDepth = 4;
 constexpr int kExitSkip = 77;
-#ifdef MPICH_VERSION
-constexpr bool kHostIsMpich = true;
-#else
-constexpr bool kHostIsMpich = false;
-#endif
+using loom::test::kHostIsMpich;
 
 // ---------------------------------------------------------------------------------------------
 // Options

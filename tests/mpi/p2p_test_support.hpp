@@ -1,6 +1,7 @@
-// What the point-to-point tests (p2p_test.cpp, p2p_threads_test.cpp) share: the ranks of the
-// job, sentinel-guarded buffers with deterministic patterns, packing through the host as the
-// reference, and the derived datatypes both send.
+// What the point-to-point tests (p2p_harness.hpp with the p2p_*_test.cpp chapters, and
+// p2p_threads_test.cpp) share: the ranks of the job, sentinel-guarded buffers with
+// deterministic patterns, packing through the host as the reference, and the derived
+// datatypes both send.
 #pragma once
 
 #include <mpi.h>
@@ -10,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include "tests/mpi/host_quirks.hpp"
 
 namespace loom::test::p2p {
 
@@ -26,11 +29,7 @@ inline int left() {
 
 using Bytes = std::vector<unsigned char>;
 
-#ifdef MPICH_VERSION
-constexpr bool kHostIsMpich = true;
-#else
-constexpr bool kHostIsMpich = false;
-#endif
+using loom::test::kHostIsMpich;
 
 constexpr unsigned char kSentinel = 0xA7;
 constexpr std::ptrdiff_t kMarginBytes = 64;  // compared on both sides of every buffer

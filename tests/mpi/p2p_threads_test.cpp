@@ -134,7 +134,7 @@ Plan plan_of(int source, int stream, int seq) {
   if (seq % 16 == 7) plan.count = 150 + static_cast<int>((h >> 24) % 50);  // tens of KiB
   if (seq == g_messages / 2) plan.count = 2500;  // about 1 MiB for the largest types
   // MPICH 4.0.2 receives a contiguous message of more than about 8 KiB into a struct of mixed
-  // basic types wrongly (see p2p_test.cpp); that is the host's defect, not tested here.
+  // basic types wrongly (see p2p_harness.hpp); that is the host's defect, not tested here.
   if (kHostIsMpich && plan.slot == kStruct && plan.count * 25 > 8192) plan.send_basic = false;
   return plan;
 }

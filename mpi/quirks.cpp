@@ -1,0 +1,43 @@
+#include "mpi/quirks.hpp"
+
+#include <mpi.h>
+
+#include <cstring>
+
+#include "mpi/host_identity.hpp"
+
+namespace loom::mpi {
+
+bool host_delivers_truncated_bytes() {
+  return !host_is_mpich();
+}
+
+bool host_receives_packed_into_mixed_types() {
+  return !host_is_mpich();
+}
+
+const HostTruncation& host_truncation() {
+  static const HostTruncation probed = [] {
+    HostTruncation h;
+    MPI_Comm comm;
+    PMPI_Comm_dup(MPI_COMM_SELF, &comm);
+    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    const int values[4] = {1, 2, 3, 4};
+    unsigned char out[64];
+    std::memset(out, 0xEE, sizeof out);
+    int position = 0;
+    const int pack_rc = PMPI_Pack(values, 4, MPI_INT, out, 5, &position, comm);
+    bool untouched = true;
+    for (unsigned char c : out) untouched = untouched && c == 0xEE;
+    h.pack_reports = pack_rc != MPI_SUCCESS && untouched && position == 0;
+    int unpacked[4] = {0, 0, 0, 0};
+    position = 0;  // one whole int of input for four: MPICH unpacks it and says success
+    const int unpack_rc = PMPI_Unpack(values, 4, &position, unpacked, 4, MPI_INT, comm);
+    h.unpack_reports = unpack_rc != MPI_SUCCESS && unpacked[0] == 0 && position == 0;
+    PMPI_Comm_free(&comm);
+    return h;
+  }();
+  return probed;
+}
+
+}  // namespace loom::mpi

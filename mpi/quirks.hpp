@@ -1,0 +1,25 @@
+// The host MPI's quirks that Loom's library code must match or avoid, in one place: each is a
+// named question about the running host, answered from its identity (mpi/host_identity.hpp) or
+// probed once. The tests keep theirs in tests/mpi/host_quirks.hpp.
+#pragma once
+
+namespace loom::mpi {
+
+// After MPI_ERR_TRUNCATE, whether the host delivers the bytes that fit into a receive buffer
+// (Open MPI, its status saying how many) or nothing (MPICH 4.0, whose status count is then
+// undefined for a derived receive). Loom unpacks what the host would have delivered.
+bool host_delivers_truncated_bytes();
+// Whether the host receives a contiguous message of over ~8 KiB into a datatype with more than
+// one basic type. MPICH 4.0 cannot, so Loom does not send such types packed there.
+bool host_receives_packed_into_mixed_types();
+
+// Whether the host reports a too small buffer in MPI_Pack / MPI_Unpack as an error, leaving the
+// buffer and *position alone (MPICH 4.0 instead packs past `outsize`, and unpacks a short input
+// and says success). Probed once, on the first call that does not fit; needs MPI initialised.
+struct HostTruncation {
+  bool pack_reports = false;
+  bool unpack_reports = false;
+};
+const HostTruncation& host_truncation();
+
+}  // namespace loom::mpi

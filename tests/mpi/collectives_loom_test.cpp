@@ -1,0 +1,187 @@
+// Collectives, Loom's own side: its counters (what it packed, what it left to the host, the
+// same-node window of neighbourhood all-to-alls), requests of several collectives in flight,
+// a receive type freed before completion, and intercommunicators left to the host.
+// (The harness and the conventions of every collective test: collectives_harness.hpp.)
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "loom/loom.h"
+#include "tests/mpi/collectives_harness.hpp"
+#include "tests/mpi/loom_env.hpp"
+
+namespace {
+
+using namespace loom::test::coll;
+
+class CollectiveStats : public CollectiveTest {};
+class CollectiveLifetimes : public CollectiveTest {};
+class CollectiveRequests : public CollectiveTest {};
+class Intercommunicator : public CollectiveTest {};
+
+TEST_F(CollectiveStats, CountsCallsLoomPacked) {
+  const Family& vector = families()[1];
+  Case c;
+  c.family = &vector;
+  const loom_stats before = stats_now();
+  run(Coll::Alltoall, Topology::None, c);  // through Loom once, through the host once
+  const loom_stats after = stats_now();
+  const uint64_t block_bytes = 2 * 6 * sizeof(int);  // two vector elements of six ints
+  if (loom::test::loom_disabled_by_env()) {
+    EXPECT_EQ(after.collective_packed, before.collective_packed);
+    EXPECT_EQ(after.collective_packed_bytes, before.collective_packed_bytes);
+  } else {
+    EXPECT_EQ(after.collective_packed, before.collective_packed + 1);
+    // Packed for all peers, and unpacked from all of them.
+    EXPECT_EQ(after.collective_packed_bytes,
+              before.collective_packed_bytes + 2 * block_bytes * static_cast<uint64_t>(g_size));
+  }
+  // A basic or dense type travels as it is: nothing packed.
+  const loom_stats before_dense = stats_now();
+  c.family = &families()[0];
+  run(Coll::Allgather, Topology::None, c);
+  EXPECT_EQ(stats_now().collective_packed, before_dense.collective_packed);
+}
+
+// LOOM_SHARED_COLLECTIVES=0, or ranks on more than one node (LOOM_RANKS_PER_NODE), keep
+// neighbourhood all-to-alls on the host's exchange.
+bool shared_window_expected() {
+  if (loom::test::loom_disabled_by_env()) return false;
+  const char* shared = std::getenv("LOOM_SHARED_COLLECTIVES");
+  if (shared && std::strcmp(shared, "0") == 0) return false;
+  const char* per_node = std::getenv("LOOM_RANKS_PER_NODE");
+  return !per_node || std::atoi(per_node) <= 0 || std::atoi(per_node) >= g_size;
+}
+
+TEST_F(CollectiveStats, NeighbourhoodAllToAllsUseTheSharedWindowOnOneNode) {
+  Case c;
+  c.family = &families()[1];
+  const loom_stats before = stats_now();
+  run(Coll::NeighborAlltoallw, Topology::RepeatedEdges, c);  // Loom once, the host once
+  run(Coll::NeighborAlltoall, Topology::Line, c);
+  const loom_stats shared = stats_now();
+  EXPECT_EQ(shared.collective_shared,
+            before.collective_shared + (shared_window_expected() ? 2 : 0));
+  // A periodic dimension of two ranks names one neighbour twice, and MPICH pairs the
+  // repeated edges of MPI_Neighbor_alltoall its own way: both keep the host's exchange.
+  run(Coll::NeighborAlltoall, Topology::Cart, c);
+  run(Coll::NeighborAlltoall, Topology::RepeatedEdges, c);
+  EXPECT_EQ(stats_now().collective_shared, shared.collective_shared);
+}
+
+TEST_F(CollectiveStats, CountsTypesLeftToTheHost) {
+  ASSERT_FALSE(no_plan().empty());
+  Case c;
+  c.family = &no_plan()[0];
+  const loom_stats before = stats_now();
+  run(Coll::Allgather, Topology::None, c);
+  const loom_stats after = stats_now();
+  if (loom::test::loom_disabled_by_env()) {
+    EXPECT_EQ(after.collective_host, before.collective_host);
+  } else {
+    EXPECT_GT(after.collective_host, before.collective_host);
+  }
+}
+
+// The user may free a receive type while a non-blocking collective is pending; the unpack
+// at completion must still use it, even after its handle has been reused.
+TEST_F(CollectiveLifetimes, ReceiveTypeFreedBeforeCompletion) {
+  std::vector<const Family*> subjects = {&families()[1], &families()[5]};
+  for (const Family& family : no_plan()) subjects.push_back(&family);
+  for (const Family* family : subjects) {
+    SCOPED_TRACE(family->name);
+    const int count = family->max_amount;
+    const TestType& t = family->derived;
+    const Region send(uniform_blocks(t, g_size, count), true, 1);
+    const Region recv(uniform_blocks(t, g_size, count), false, 2);
+    Region send_loom = send, recv_loom = recv, send_host = send, recv_host = recv;
+    MPI_Datatype doomed;
+    MPI_Type_dup(t.type, &doomed);
+    MPI_Type_commit(&doomed);
+    MPI_Request request = MPI_REQUEST_NULL;
+    EXPECT_EQ(MPI_Ialltoall(send_loom.base(), count, t.type, recv_loom.base(), count, doomed,
+                            MPI_COMM_WORLD, &request),
+              MPI_SUCCESS);
+    MPI_Type_free(&doomed);
+    MPI_Datatype reuse;  // likely to get the freed handle back
+    MPI_Type_contiguous(3, MPI_SHORT, &reuse);
+    MPI_Type_commit(&reuse);
+    EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    MPI_Type_free(&reuse);
+    EXPECT_EQ(PMPI_Alltoall(send_host.base(), count, t.type, recv_host.base(), count, t.type,
+                            MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    expect_identical(recv_loom, recv_host, "receive buffer");
+    EXPECT_NE(recv_host.bytes(), recv.bytes());
+  }
+}
+
+// Several collectives in flight at once, completed by MPI_Waitall and by polling MPI_Test.
+TEST_F(CollectiveRequests, SeveralInFlight) {
+  const Family& family = families()[2];  // subarray
+  const TestType& t = family.derived;
+  const int count = 2;
+  const Region gather_send(uniform_blocks(t, 1, count), true, 1);
+  const Region gather_recv(uniform_blocks(t, g_size, count), false, 2);
+  const Region all_send(uniform_blocks(t, g_size, count), true, 3);
+  const Region all_recv(uniform_blocks(t, g_size, count), false, 4);
+  const Region bcast_buffer(uniform_blocks(t, 1, count), g_rank == 0, 5);
+  Region gs = gather_send, gr = gather_recv, as = all_send, ar = all_recv, bb = bcast_buffer;
+  MPI_Request requests[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+                             MPI_REQUEST_NULL};
+  EXPECT_EQ(MPI_Iallgather(gs.base(), count, t.type, gr.base(), count, t.type, MPI_COMM_WORLD,
+                           &requests[0]),
+            MPI_SUCCESS);
+  EXPECT_EQ(MPI_Ialltoall(as.base(), count, t.type, ar.base(), count, t.type, MPI_COMM_WORLD,
+                          &requests[2]),
+            MPI_SUCCESS);
+  EXPECT_EQ(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  EXPECT_EQ(MPI_Ibcast(bb.base(), count, t.type, 0, MPI_COMM_WORLD, &requests[3]), MPI_SUCCESS);
+  for (int done = 0, rc = MPI_SUCCESS; !done && rc == MPI_SUCCESS;) {
+    rc = MPI_Test(&requests[3], &done, MPI_STATUS_IGNORE);
+    EXPECT_EQ(rc, MPI_SUCCESS);
+  }
+  EXPECT_EQ(requests[3], MPI_REQUEST_NULL);
+
+  Region hs = gather_send, hr = gather_recv, has = all_send, har = all_recv, hb = bcast_buffer;
+  PMPI_Allgather(hs.base(), count, t.type, hr.base(), count, t.type, MPI_COMM_WORLD);
+  PMPI_Alltoall(has.base(), count, t.type, har.base(), count, t.type, MPI_COMM_WORLD);
+  PMPI_Bcast(hb.base(), count, t.type, 0, MPI_COMM_WORLD);
+  expect_identical(gr, hr, "Iallgather receive buffer");
+  expect_identical(ar, har, "Ialltoall receive buffer");
+  expect_identical(bb, hb, "Ibcast buffer");
+}
+
+// Loom leaves intercommunicator collectives to the host, counted when a derived type is
+// involved.
+TEST_F(Intercommunicator, LeftToTheHost) {
+  MPI_Comm local, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &local);
+  MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, g_rank % 2 == 0 ? 1 : 0, 7, &inter);
+  MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+  int remote = 0;
+  MPI_Comm_remote_size(inter, &remote);
+  const TestType& t = families()[1].derived;
+  const int count = 2;
+  const Region send(uniform_blocks(t, remote, count), true, 1);
+  const Region recv(uniform_blocks(t, remote, count), false, 2);
+  Case c;
+  c.family = &families()[1];
+  const loom_stats before = stats_now();
+  expect_same(c, send, recv, true, [&](const Api& api, void* s, void* r) {
+    return CALL_COLLECTIVE(api, Alltoall, Ialltoall, s, count, t.type, r, count, t.type, inter);
+  });
+  const loom_stats after = stats_now();
+  EXPECT_EQ(after.collective_packed, before.collective_packed);
+  if (!loom::test::loom_disabled_by_env()) {
+    EXPECT_EQ(after.collective_host, before.collective_host + 1);
+  }
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&local);
+}
+
+}  // namespace

@@ -1,0 +1,98 @@
+// main() of the collective tests (collectives_*_test.cpp), and the parameterised tests their
+// files instantiate, each for its own family of collectives.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "tests/mpi/collectives_harness.hpp"
+#include "tests/mpi/gtest_mpi.hpp"
+#include "tests/mpi/loom_env.hpp"
+
+namespace {
+
+using namespace loom::test::coll;
+
+TEST_P(Collectives, SameBytesAsHost) {
+  const auto [kind, family, mode, nonblocking] = GetParam();
+  Case c;
+  c.family = &families()[static_cast<size_t>(family)];
+  c.mode = mode;
+  c.nonblocking = nonblocking;
+  run(kCollectives[kind].coll, kCollectives[kind].topology, c);
+}
+
+TEST_P(InPlace, SameBytesAsHost) {
+  const auto [kind, family, mode, nonblocking] = GetParam();
+  Case c;
+  c.family = &families()[static_cast<size_t>(family)];
+  c.mode = mode;
+  c.nonblocking = nonblocking;
+  c.in_place = true;
+  if (kInPlace[kind] == Coll::Alltoallw && kHostInPlaceAlltoallwFails &&
+      loom::test::loom_disabled_by_env())
+    GTEST_SKIP() << "Loom is disabled: this would only run the host's failing in-place Alltoallw";
+  run(kInPlace[kind], Topology::None, c);
+}
+
+TEST_P(ZeroCounts, SameBytesAsHost) {
+  const auto [kind, nonblocking] = GetParam();
+  for (Mode mode : {Mode::Derived, Mode::MixedRanks}) {
+    Case c;
+    c.family = &families()[1];  // vector
+    c.mode = mode;
+    c.nonblocking = nonblocking;
+    c.zero = true;
+    run(kCollectives[kind].coll, kCollectives[kind].topology, c);
+  }
+}
+
+TEST_P(NoPlanOnOneRank, SameBytesAsHost) {
+  ASSERT_FALSE(no_plan().empty()) << "no candidate type lacks a Loom plan: pick a new one";
+  const auto [kind, nonblocking] = GetParam();
+  for (const Family& family : no_plan()) {
+    SCOPED_TRACE(family.name);
+    Case c;
+    c.family = &family;
+    c.mode = Mode::FirstRankDerived;
+    c.nonblocking = nonblocking;
+    run(kCollectives[kind].coll, kCollectives[kind].topology, c);
+  }
+}
+
+// Each family's file instantiates these for its own collectives: InPlace only where they
+// have in-place forms, none of them in collectives_loom_test.cpp.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Collectives);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(InPlace);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ZeroCounts);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NoPlanOnOneRank);
+
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (result.failed())
+      std::fprintf(stderr, "[rank %d] %s:%d: %s\n", g_rank,
+                   result.file_name() ? result.file_name() : "?", result.line_number(),
+                   result.summary());
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (g_size < 2 || g_size % 2 != 0) {
+    if (g_rank == 0) std::fprintf(stderr, "run with an even number of ranks (2, 4, ...)\n");
+    MPI_Finalize();
+    return 1;
+  }
+  // Rank 0 prints GoogleTest's progress; the other ranks print only their failures.
+  if (g_rank != 0) {
+    ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new FailurePrinter);
+  }
+  return loom::test::run_tests_and_finalize(&argc, argv);
+}

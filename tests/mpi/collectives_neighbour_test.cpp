@@ -1,0 +1,23 @@
+// Collectives, neighbourhood (MPI 4.0, 8.6): Neighbor_alltoall(v,w) and
+// Neighbor_allgather(v) and their non-blocking forms on Cartesian, distributed-graph, chain and
+// repeated-edge topologies, through Loom against the host.
+// (The harness and the conventions of every collective test: collectives_harness.hpp; the
+// parameterised tests instantiated here: collectives_main.cpp.)
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "tests/mpi/collectives_harness.hpp"
+
+namespace {
+
+using namespace loom::test::coll;
+
+const std::vector<int> kKinds =
+    kinds_of({Coll::NeighborAlltoall, Coll::NeighborAlltoallv, Coll::NeighborAlltoallw,
+              Coll::NeighborAllgather, Coll::NeighborAllgatherv});
+
+INSTANTIATE_TEST_SUITE_P(Types, Collectives, types_cases(kKinds), types_name);
+INSTANTIATE_TEST_SUITE_P(All, ZeroCounts, kind_cases(kKinds), kind_name);
+INSTANTIATE_TEST_SUITE_P(All, NoPlanOnOneRank, kind_cases(kKinds), kind_name);
+
+}  // namespace
