@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/env.hpp"
 #include "codec/frame.hpp"
 #include "codec/metrics.hpp"
 #include "runtime/runtime.hpp"
@@ -34,6 +35,14 @@ struct Slot {
   std::unordered_map<MPI_Comm, CommEntry> comms;
   std::map<std::pair<std::string, int>, bool> pays;  // (spec, element) -> measured answer
 };
+
+constexpr base::EnvVar kCompress{
+    "LOOM_COMPRESS", "unset (off)",
+    "a codec spec (docs/codec.md): compress MPI_Alltoall(v) of float/double data on "
+    "communicators that span nodes, where it pays (docs/compress.md)"};
+constexpr base::EnvVar kLinkMbps{
+    "LOOM_LINK_MBPS", "1000",
+    "the inter-node link rate in Mbit/s the compression threshold compares codec speed with"};
 
 // Whether any codec was ever requested: the pass-through path reads only this.
 std::atomic<bool> any_codec{false};
@@ -58,7 +67,7 @@ std::shared_ptr<const codec::Codec> codec_of(const std::string& text, std::strin
 void init_codec_slot() {
   Slot& s = slot();
   std::lock_guard lock(s.mutex);
-  if (const char* text = std::getenv("LOOM_COMPRESS"); text && *text) {
+  if (const char* text = base::read(kCompress)) {
     std::string error;
     s.default_codec = codec_of(text, &error);
     if (s.default_codec) any_codec.store(true);
@@ -73,7 +82,7 @@ void init_codec_slot() {
                      text, error.c_str());
     }
   }
-  if (const char* text = std::getenv("LOOM_LINK_MBPS"); text && *text) {
+  if (const char* text = base::read(kLinkMbps)) {
     char* end = nullptr;
     const double mbps = std::strtod(text, &end);
     if (end && *end == '\0' && mbps > 0 && std::isfinite(mbps)) {

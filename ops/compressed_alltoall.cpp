@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/env.hpp"
 #include "codec/frame.hpp"
 #include "codec/metrics.hpp"
 #include "mpi/locality.hpp"
@@ -61,15 +62,30 @@ int signature_kind(MPI_Datatype type, int depth) {
   return kind < 0 ? 0 : kind;
 }
 
+constexpr base::EnvVar kCompressWindow{
+    "LOOM_COMPRESS_WINDOW", "4",
+    "compressed chunks in flight per rank; more delays the transport's handshakes for the "
+    "other direction"};
+constexpr base::EnvVar kCompressCheck{
+    "LOOM_COMPRESS_CHECK", "0",
+    "1: every compressed call also measures the maximum absolute error and PSNR of what it "
+    "delivered"};
+
+size_t send_window() {
+  static const size_t window = [] {
+    const char* text = base::read(kCompressWindow);
+    const long v = text ? std::strtol(text, nullptr, 10) : 0;
+    return v > 0 ? static_cast<size_t>(v) : size_t{4};
+  }();
+  return window;
+}
+
 bool named(MPI_Datatype type) {
   return type == MPI_FLOAT || type == MPI_DOUBLE;
 }
 
 bool check_enabled() {
-  static const bool on = [] {
-    const char* text = std::getenv("LOOM_COMPRESS_CHECK");
-    return text && std::strcmp(text, "1") == 0;
-  }();
+  static const bool on = base::read_flag(kCompressCheck);
   return on;
 }
 
@@ -262,6 +278,14 @@ class CompressedExchange final : public mpi::PendingOp {
             bytes = m * es_;
           }
         }
+        // At most send_window() chunks in flight: a long queue of this rank's sends delays
+        // the transport's handshakes for the peers' messages behind it (docs/compress.md).
+        if (sends_.size() - sends_done_ >= send_window()) {
+          if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
+          const int wrc = PMPI_Wait(&sends_[sends_done_], MPI_STATUS_IGNORE);
+          if (wrc != MPI_SUCCESS) return wrc;
+          ++sends_done_;
+        }
         MPI_Request request;
         const int rc =
             PMPI_Isend(wire, static_cast<int>(bytes), MPI_BYTE, dest, 0, pcomm_, &request);
@@ -409,6 +433,7 @@ class CompressedExchange final : public mpi::PendingOp {
   std::vector<const char*> send_at_;
   std::vector<char> rpacked_, spacked_, rstage_, sstage_;
   std::vector<MPI_Request> recvs_, sends_;
+  size_t sends_done_ = 0;  // sends_[0, sends_done_) completed in order by the window
   std::vector<Piece> pieces_;
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;
@@ -516,6 +541,10 @@ bool compressed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendty
   return compressed_alltoallv(sendbuf, in_place ? nullptr : scounts.data(),
                               in_place ? nullptr : sdispls.data(), sendtype, recvbuf,
                               rcounts.data(), rdispls.data(), recvtype, comm, request, rc);
+}
+
+bool compress_check_enabled() {
+  return check_enabled();
 }
 
 void compress_check_summary(double* max_abs_error, double* min_psnr_db) {

@@ -28,5 +28,6 @@ bool compressed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendty
 // LOOM_COMPRESS_CHECK=1: the largest absolute error and lowest PSNR (dB) of values this
 // process compressed, as decoded (0 and +Inf when none).
 void compress_check_summary(double* max_abs_error, double* min_psnr_db);
+bool compress_check_enabled();
 
 }  // namespace loom::ops

@@ -91,8 +91,7 @@ void print_stats(int rank) {
         rank, (ull)s.compress_calls, (ull)(s.compress_host_threshold + s.compress_host_type),
         (ull)s.compress_host_threshold, (ull)s.compress_host_type, (ull)s.compress_bad_spec,
         (ull)s.compress_raw_bytes, (ull)s.compress_wire_bytes, ratio, s.compress_seconds);
-    if (std::getenv("LOOM_COMPRESS_CHECK") &&
-        std::strcmp(std::getenv("LOOM_COMPRESS_CHECK"), "1") == 0)
+    if (compress_check_enabled())
       std::fprintf(stderr, " | check max_abs=%.6g psnr_min=%.2fdB", s.compress_max_abs_error,
                    s.compress_min_psnr_db);
     std::fprintf(stderr, "\n");
