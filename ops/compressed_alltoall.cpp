@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -205,29 +206,33 @@ class CompressedExchange final : public mpi::PendingOp {
     count(Counter::CompressCalls);
     const auto n = static_cast<size_t>(size_);
     // Receives: in the order the peers send to this rank (peer rank-k sends here at step k).
+    // Only each block's first chunk is posted now: what follows depends on how it came
+    // (post_rest, once it arrived).
     size_t rbytes = 0;
     for (int k = 1; k < size_; ++k) {
       const int source = (rank_ - k + size_) % size_;
       const size_t values = recv_values_[static_cast<size_t>(source)];
+      if (values == 0) continue;
+      blocks_.push_back({source, rbytes, values});
       for (size_t first = 0; first < values; first += chunk_)
         rbytes += capacity(std::min(chunk_, values - first));
     }
     rstage_.resize(rbytes);
-    size_t offset = 0;
-    for (int k = 1; k < size_; ++k) {
-      const int source = (rank_ - k + size_) % size_;
-      const size_t values = recv_values_[static_cast<size_t>(source)];
-      for (size_t first = 0; first < values; first += chunk_) {
-        const size_t m = std::min(chunk_, values - first);
-        const size_t cap = capacity(m);
-        MPI_Request request;
-        const int rc = PMPI_Irecv(rstage_.data() + offset, static_cast<int>(cap), MPI_BYTE, source,
-                                  0, pcomm_, &request);
-        if (rc != MPI_SUCCESS) return rc;
-        recvs_.push_back(request);
-        pieces_.push_back(
-            {rstage_.data() + offset, recv_at_[static_cast<size_t>(source)] + first * es_, m});
-        offset += cap;
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      const Block& block = blocks_[b];
+      const size_t m = std::min(chunk_, block.values);
+      char* to = recv_at_[static_cast<size_t>(block.source)];
+      if (int rc = post(rstage_.data() + block.offset, capacity(m), block.source,
+                        {nullptr, to, m, static_cast<int>(b), Piece::Kind::First});
+          rc != MPI_SUCCESS)
+        return rc;
+      // The second message, straight into place: the rest of the block raw, or chunk 1.
+      if (block.values > m && rest_fits(block.values - m)) {
+        if (int rc = post(nullptr, (block.values - m) * es_, block.source,
+                          {nullptr, to + m * es_, block.values - m, static_cast<int>(b),
+                           Piece::Kind::Second});
+            rc != MPI_SUCCESS)
+          return rc;
       }
     }
     // The own block, copied exactly.
@@ -247,17 +252,18 @@ class CompressedExchange final : public mpi::PendingOp {
         sbytes += capacity(std::min(chunk_, values - first));
     }
     sstage_.resize(sbytes);
-    offset = 0;
+    size_t offset = 0;
     for (int k = 1; k < size_; ++k) {
       const int dest = (rank_ + k) % size_;
       const size_t values = send_values_[static_cast<size_t>(dest)];
       const char* from = send_at_[static_cast<size_t>(dest)];
-      for (size_t first = 0; first < values; first += chunk_) {
-        const size_t m = std::min(chunk_, values - first);
+      bool rest_raw = false;  // the first chunk went raw: the rest goes as one raw message
+      for (size_t first = 0; first < values;) {
+        const size_t m = rest_raw ? values - first : std::min(chunk_, values - first);
         const char* in = from + first * es_;
         const void* wire = in;
         size_t bytes = m * es_;
-        if (compress_to[static_cast<size_t>(dest)] && !given_up_) {
+        if (!rest_raw && compress_to[static_cast<size_t>(dest)] && !given_up_) {
           char* out = sstage_.data() + offset;
           const size_t cap = capacity(m);
           offset += cap;
@@ -269,7 +275,7 @@ class CompressedExchange final : public mpi::PendingOp {
           if (!tried_) {  // the call's first chunk decides whether the data compresses
             tried_ = true;
             if (raw || static_cast<double>(bytes) > 0.95 * static_cast<double>(m * es_))
-              given_up_ = true;
+              given_up_ = raw = true;
           }
           if (!raw) {
             wire = out;
@@ -278,7 +284,9 @@ class CompressedExchange final : public mpi::PendingOp {
             bytes = m * es_;
           }
         }
-        // At most send_window() chunks in flight: a long queue of this rank's sends delays
+        // The receiver sees the same: a raw first chunk announces the rest in one message.
+        if (first == 0 && bytes == m * es_ && values > m && rest_fits(values - m)) rest_raw = true;
+        // At most send_window() messages in flight: a long queue of this rank's sends delays
         // the transport's handshakes for the peers' messages behind it (docs/compress.md).
         if (sends_.size() - sends_done_ >= send_window()) {
           if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
@@ -293,6 +301,7 @@ class CompressedExchange final : public mpi::PendingOp {
         sends_.push_back(request);
         raw_bytes_ += m * es_;
         wire_bytes_ += bytes;
+        first += m;
         if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
       }
     }
@@ -343,8 +352,20 @@ class CompressedExchange final : public mpi::PendingOp {
 
  private:
   struct Piece {
-    char* staged;
-    char* to;
+    enum class Kind : uint8_t {
+      First,   // a block's first chunk, into staging
+      Second,  // straight into place: the rest of the block raw, or chunk 1
+      Chunk,   // a later chunk, into staging
+    };
+    char* staged;  // where it is received (null: straight into `to`)
+    char* to;      // where its values go
+    size_t values;
+    int block;  // index in blocks_ (First, Second), else -1
+    Kind kind;
+  };
+  struct Block {
+    int source;
+    size_t offset;  // of its chunks' slots in rstage_
     size_t values;
   };
 
@@ -357,29 +378,83 @@ class CompressedExchange final : public mpi::PendingOp {
     return std::max(values * es_, codec_->max_compressed_bytes(values, element_));
   }
 
-  // Decompresses the blocks that arrived (all of them when `all`).
-  int progress(bool all) {
-    if (remaining_ == 0 && recvs_.empty()) return MPI_SUCCESS;
-    if (!started_progress_) {
-      started_progress_ = true;
-      remaining_ = recvs_.size();
-      indices_.resize(recvs_.size());
-      statuses_.resize(recvs_.size());
+  // Posts a receive of `cap` bytes from `source` into `staged` (null: straight into
+  // piece.to).
+  int post(char* staged, size_t cap, int source, Piece piece) {
+    piece.staged = staged;
+    MPI_Request request;
+    const int rc = PMPI_Irecv(staged ? staged : piece.to, static_cast<int>(cap), MPI_BYTE, source,
+                              0, pcomm_, &request);
+    if (rc != MPI_SUCCESS) return rc;
+    recvs_.push_back(request);
+    pieces_.push_back(piece);
+    ++remaining_;
+    return MPI_SUCCESS;
+  }
+
+  bool rest_fits(size_t values) const { return values * es_ <= INT_MAX; }
+
+  // After a block's first chunk arrived compressed: chunks 2.. (chunk 1 meets the second
+  // receive, posted up front); or, where the rest is too large for one message, chunks 1...
+  int post_rest(const Block& block) {
+    const size_t m0 = std::min(chunk_, block.values);
+    if (block.values <= m0) return MPI_SUCCESS;
+    char* to = recv_at_[static_cast<size_t>(block.source)];
+    size_t first = m0, offset = block.offset + capacity(m0);
+    if (rest_fits(block.values - m0)) {
+      const size_t m1 = std::min(chunk_, block.values - m0);
+      first += m1;
+      offset += capacity(m1);
     }
+    for (; first < block.values; first += chunk_) {
+      const size_t m = std::min(chunk_, block.values - first);
+      if (int rc = post(rstage_.data() + offset, capacity(m), block.source,
+                        {nullptr, to + first * es_, m, -1, Piece::Kind::Chunk});
+          rc != MPI_SUCCESS)
+        return rc;
+      offset += capacity(m);
+    }
+    return MPI_SUCCESS;
+  }
+
+  // Decompresses the chunks that arrived (all of them when `all`).
+  int progress(bool all) {
     while (remaining_ > 0) {
       int outcount = 0;
       const int n = static_cast<int>(recvs_.size());
+      indices_.resize(recvs_.size());
+      statuses_.resize(recvs_.size());
       const int rc =
           all ? PMPI_Waitsome(n, recvs_.data(), &outcount, indices_.data(), statuses_.data())
               : PMPI_Testsome(n, recvs_.data(), &outcount, indices_.data(), statuses_.data());
       if (rc != MPI_SUCCESS) return rc;
       if (outcount == MPI_UNDEFINED) break;
+      // Copied: handling a first chunk posts more pieces.
+      const std::vector<int> done(indices_.begin(), indices_.begin() + outcount);
+      const std::vector<MPI_Status> done_status(statuses_.begin(), statuses_.begin() + outcount);
       for (int i = 0; i < outcount; ++i) {
-        const Piece& piece = pieces_[static_cast<size_t>(indices_[static_cast<size_t>(i)])];
+        const Piece piece = pieces_[static_cast<size_t>(done[static_cast<size_t>(i)])];
         int bytes = 0;
-        PMPI_Get_count(&statuses_[static_cast<size_t>(i)], MPI_BYTE, &bytes);
+        PMPI_Get_count(&done_status[static_cast<size_t>(i)], MPI_BYTE, &bytes);
         const size_t raw = piece.values * es_;
-        if (static_cast<size_t>(bytes) == raw) {
+        --remaining_;
+        if (piece.kind == Piece::Kind::Second) {
+          // The rest raw, in place; or chunk 1: raw (already in its place) or compressed,
+          // which lies where its values go and is moved aside to be decoded.
+          const Block& block = blocks_[static_cast<size_t>(piece.block)];
+          const size_t m1 = std::min(chunk_, piece.values);
+          if (static_cast<size_t>(bytes) == raw || static_cast<size_t>(bytes) == m1 * es_) continue;
+          char* aside = rstage_.data() + block.offset + capacity(std::min(chunk_, block.values));
+          std::memcpy(aside, piece.to, static_cast<size_t>(bytes));
+          const auto t0 = Clock::now();
+          const bool ok =
+              codec_->decompress(aside, static_cast<size_t>(bytes), m1, element_, piece.to);
+          codec_ns_ += nanoseconds_since(t0);
+          if (!ok) return MPI_ERR_INTERN;
+          continue;
+        }
+        const bool came_raw = static_cast<size_t>(bytes) == raw;
+        if (came_raw) {
           std::memcpy(piece.to, piece.staged, raw);
         } else {
           const auto t0 = Clock::now();
@@ -388,7 +463,14 @@ class CompressedExchange final : public mpi::PendingOp {
           codec_ns_ += nanoseconds_since(t0);
           if (!ok) return MPI_ERR_INTERN;
         }
-        --remaining_;
+        // A compressed first chunk: the sender sends the rest chunk by chunk. A raw one: the
+        // rest comes in one message, which the second receive takes, unless it is too large.
+        if (piece.kind == Piece::Kind::First) {
+          const Block& block = blocks_[static_cast<size_t>(piece.block)];
+          if (!came_raw || !rest_fits(block.values - piece.values)) {
+            if (int prc = post_rest(block); prc != MPI_SUCCESS) return prc;
+          }
+        }
       }
       if (!all && outcount == 0) break;
     }
@@ -435,9 +517,9 @@ class CompressedExchange final : public mpi::PendingOp {
   std::vector<MPI_Request> recvs_, sends_;
   size_t sends_done_ = 0;  // sends_[0, sends_done_) completed in order by the window
   std::vector<Piece> pieces_;
+  std::vector<Block> blocks_;
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;
-  bool started_progress_ = false;
   size_t remaining_ = 0;
   bool tried_ = false, given_up_ = false;
   uint64_t raw_bytes_ = 0, wire_bytes_ = 0, codec_ns_ = 0;

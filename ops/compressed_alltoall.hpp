@@ -1,12 +1,12 @@
 // Online-compressed MPI_Alltoall(v) and their non-blocking forms (issue #26, docs/compress.md).
 // Where the codec slot (ops/codec_slot.hpp) names a codec for the communicator, the data is
-// MPI_FLOAT or MPI_DOUBLE (or a derived type made only of one of them) and some peer is on
-// another node, Loom runs its own exchange on a private duplicate of the communicator: all
-// receives posted first, each peer's block compressed chunk by chunk in rotated peer order
-// (rank+1, rank+2, ...) and sent as soon as each chunk is ready, each chunk decompressed as
-// it arrives. Every chunk goes raw to a peer on this node, where compression does not pay
-// (compression_pays), or once the call's first chunk did not shrink by 5%. Otherwise the
-// caller runs its usual path.
+// MPI_FLOAT or MPI_DOUBLE (or a derived type made only of one of them), some peer is on
+// another node and the codec is faster than the link on every rank (compression_pays), Loom
+// runs its own exchange on a private duplicate of the communicator: receives posted first,
+// each peer's block compressed chunk by chunk in rotated peer order (rank+1, rank+2, ...) and
+// sent as soon as each chunk is ready, each chunk decompressed as it arrives. A peer on this
+// node gets its block raw, and so does every peer once the call's first chunk did not shrink
+// by 5%. Otherwise the caller runs its usual path.
 #pragma once
 
 #include <mpi.h>
