@@ -6,77 +6,30 @@
 using loom::mpi::host;
 using loom::ops::passes_through;
 
-extern "C" int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                        MPI_Comm comm) {
-  if (passes_through(buf, type, comm, dest)) return host().Send(buf, count, type, dest, tag, comm);
-  return loom::ops::send(buf, count, type, dest, tag, comm);
-}
+// The four send modes share their arguments: MPI_<Mode>send and MPI_I<mode>send decide the
+// common case inline, MPI_<Mode>send_init always asks Loom (its type may be packed per start).
+#define LOOM_SEND_PARAMS \
+  const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm
+#define LOOM_SEND_ARGS buf, count, type, dest, tag, comm
+#define LOOM_SEND_MODE(Mode, mode)                                                             \
+  extern "C" int MPI_##Mode(LOOM_SEND_PARAMS) {                                                \
+    if (passes_through(buf, type, comm, dest)) return host().Mode(LOOM_SEND_ARGS);             \
+    return loom::ops::mode(LOOM_SEND_ARGS);                                                    \
+  }                                                                                            \
+  extern "C" int MPI_I##mode(LOOM_SEND_PARAMS, MPI_Request* request) {                         \
+    if (passes_through(buf, type, comm, dest)) return host().I##mode(LOOM_SEND_ARGS, request); \
+    return loom::ops::i##mode(LOOM_SEND_ARGS, request);                                        \
+  }                                                                                            \
+  extern "C" int MPI_##Mode##_init(LOOM_SEND_PARAMS, MPI_Request* request) {                   \
+    return loom::ops::mode##_init(LOOM_SEND_ARGS, request);                                    \
+  }
 
-extern "C" int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm) {
-  if (passes_through(buf, type, comm, dest)) return host().Ssend(buf, count, type, dest, tag, comm);
-  return loom::ops::ssend(buf, count, type, dest, tag, comm);
-}
-
-extern "C" int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm) {
-  if (passes_through(buf, type, comm, dest)) return host().Rsend(buf, count, type, dest, tag, comm);
-  return loom::ops::rsend(buf, count, type, dest, tag, comm);
-}
-
-extern "C" int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm) {
-  if (passes_through(buf, type, comm, dest)) return host().Bsend(buf, count, type, dest, tag, comm);
-  return loom::ops::bsend(buf, count, type, dest, tag, comm);
-}
-
-extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm, MPI_Request* request) {
-  if (passes_through(buf, type, comm, dest))
-    return host().Isend(buf, count, type, dest, tag, comm, request);
-  return loom::ops::isend(buf, count, type, dest, tag, comm, request);
-}
-
-extern "C" int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm, MPI_Request* request) {
-  if (passes_through(buf, type, comm, dest))
-    return host().Issend(buf, count, type, dest, tag, comm, request);
-  return loom::ops::issend(buf, count, type, dest, tag, comm, request);
-}
-
-extern "C" int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm, MPI_Request* request) {
-  if (passes_through(buf, type, comm, dest))
-    return host().Irsend(buf, count, type, dest, tag, comm, request);
-  return loom::ops::irsend(buf, count, type, dest, tag, comm, request);
-}
-
-extern "C" int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm, MPI_Request* request) {
-  if (passes_through(buf, type, comm, dest))
-    return host().Ibsend(buf, count, type, dest, tag, comm, request);
-  return loom::ops::ibsend(buf, count, type, dest, tag, comm, request);
-}
-
-extern "C" int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                             MPI_Comm comm, MPI_Request* request) {
-  return loom::ops::send_init(buf, count, type, dest, tag, comm, request);
-}
-
-extern "C" int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                              MPI_Comm comm, MPI_Request* request) {
-  return loom::ops::ssend_init(buf, count, type, dest, tag, comm, request);
-}
-
-extern "C" int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                              MPI_Comm comm, MPI_Request* request) {
-  return loom::ops::rsend_init(buf, count, type, dest, tag, comm, request);
-}
-
-extern "C" int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                              MPI_Comm comm, MPI_Request* request) {
-  return loom::ops::bsend_init(buf, count, type, dest, tag, comm, request);
-}
+LOOM_SEND_MODE(Send, send)
+LOOM_SEND_MODE(Ssend, ssend)
+LOOM_SEND_MODE(Rsend, rsend)
+// The host copies a buffered send into the attached buffer before returning, so the staging
+// buffer can go at once (the packed size never exceeds MPI_Pack_size's answer).
+LOOM_SEND_MODE(Bsend, bsend)
 
 extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Status* status) {

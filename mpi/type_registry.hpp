@@ -31,7 +31,7 @@ struct TypePlan {
   // Cached method decisions per traffic, locality and log2(message bytes): 0 = not decided
   // yet, otherwise 1 + model::Method.
   mutable std::atomic<uint8_t> decisions[model::kTraffics][model::kLocalities][64] = {};
-  // Online trials (interpose/method.hpp) per traffic, locality, side (send, receive) and
+  // Online trials (ops/method.hpp) per traffic, locality, side (send, receive) and
   // log2(message bytes): settled[...] is 0 while trying, otherwise 1 + model::Method; the
   // trials themselves live under trial_mutex.
   mutable std::atomic<uint8_t> settled[model::kTraffics][model::kLocalities][2][64] = {};

@@ -178,7 +178,7 @@ int trial_key(model::Traffic traffic, model::Locality where, Side side, int buck
          bucket;
 }
 
-// After a record: once `trial` has its verdict, the kind settles on it (interpose/datatype.hpp)
+// After a record: once `trial` has its verdict, the kind settles on it (mpi/type_registry.hpp)
 // and the verdict is counted. Called under the type's trial_mutex.
 void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
                        model::Locality where, Side side, const model::MethodTrial& trial) {

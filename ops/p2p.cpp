@@ -478,7 +478,7 @@ int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Re
 }
 
 // Probes see the messages a process sent to itself that Loom holds; matched probes and
-// wildcard sources hand them to the host first (interpose/self_channel.hpp).
+// wildcard sources hand them to the host first (transport/self_channel.hpp).
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   if (SelfChannel* self = transport::self_for_receive(comm, source);
       self && flag && self->probe(tag, status)) {

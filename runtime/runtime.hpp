@@ -59,17 +59,17 @@ enum class Counter : int {
   CollectivePackedBytes,
   // Collectives whose bytes went through Loom's same-node shared-memory window.
   CollectiveShared,
-  // Online trials of blocking point-to-point messages (interpose/method.hpp) that confirmed
+  // Online trials of blocking point-to-point messages (ops/method.hpp) that confirmed
   // the model's choice, and that overturned it.
   TrialsKept,
   TrialsSwitched,
-  // Messages a process sent to itself that Loom delivered (interpose/self_channel.hpp), and
+  // Messages a process sent to itself that Loom delivered (transport/self_channel.hpp), and
   // communicators whose such messages went back to the host.
   SelfDelivered,
   SelfDeliveredBytes,
   SelfDemoted,
   // Buffers in device memory that Loom packed, unpacked or copied through its device executor
-  // (interpose/device_memory.hpp), and their packed bytes.
+  // (exec/device_memory.hpp), and their packed bytes.
   DeviceStaged,
   DeviceStagedBytes,
   // Compressed all-to-alls (ops/compressed_alltoall.hpp, docs/compress.md): calls through

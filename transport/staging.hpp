@@ -19,7 +19,7 @@ class StagingBuffer {
  public:
   StagingBuffer() = default;
   // `device_visible`: staging for a device buffer, pinned so that the device executor packs
-  // straight into it and unpacks straight from it (interpose/device_memory.hpp).
+  // straight into it and unpacks straight from it (exec/device_memory.hpp).
   explicit StagingBuffer(size_t bytes, bool device_visible = false);
   ~StagingBuffer();
   StagingBuffer(StagingBuffer&& other) noexcept;

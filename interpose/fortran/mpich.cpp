@@ -84,7 +84,7 @@ void mpi_request_free_f08_(MPI_Fint* request, MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Request_free(c_requests(request)));
 }
 // Cancellation and probes: a process's messages to itself may be Loom's to report or withdraw
-// (interpose/self_channel.hpp).
+// (transport/self_channel.hpp).
 void mpi_cancel_f08_(MPI_Fint* request, MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Cancel(c_requests(request)));
 }

@@ -195,22 +195,30 @@ LOOM_FORTRAN(type_dup, MPI_TYPE_DUP, (MPI_Fint * type, MPI_Fint* newtype, MPI_Fi
   if (*ierr == MPI_SUCCESS) *newtype = PMPI_Type_c2f(c_new);
 }
 
+// MPI_PACK and MPI_UNPACK: Fortran's position is updated only when the C call succeeds.
+template <typename Call>
+void with_c_position(MPI_Fint* position, MPI_Fint* ierr, Call call) {
+  int c_position = *position;
+  *ierr = call(&c_position);
+  if (*ierr == MPI_SUCCESS) *position = c_position;
+}
+
 LOOM_FORTRAN(pack, MPI_PACK,
              (char* inbuf, MPI_Fint* incount, MPI_Fint* type, char* outbuf, MPI_Fint* outsize,
               MPI_Fint* position, MPI_Fint* comm, MPI_Fint* ierr)) {
-  int c_position = *position;
-  *ierr = MPI_Pack(c_buffer(inbuf), *incount, c_type(type), outbuf, *outsize, &c_position,
-                   c_comm(comm));
-  if (*ierr == MPI_SUCCESS) *position = c_position;
+  with_c_position(position, ierr, [&](int* c_position) {
+    return MPI_Pack(c_buffer(inbuf), *incount, c_type(type), outbuf, *outsize, c_position,
+                    c_comm(comm));
+  });
 }
 
 LOOM_FORTRAN(unpack, MPI_UNPACK,
              (char* inbuf, MPI_Fint* insize, MPI_Fint* position, char* outbuf, MPI_Fint* outcount,
               MPI_Fint* type, MPI_Fint* comm, MPI_Fint* ierr)) {
-  int c_position = *position;
-  *ierr = MPI_Unpack(inbuf, *insize, &c_position, c_buffer(outbuf), *outcount, c_type(type),
-                     c_comm(comm));
-  if (*ierr == MPI_SUCCESS) *position = c_position;
+  with_c_position(position, ierr, [&](int* c_position) {
+    return MPI_Unpack(inbuf, *insize, c_position, c_buffer(outbuf), *outcount, c_type(type),
+                      c_comm(comm));
+  });
 }
 
 // ---- Sends ----------------------------------------------------------------------------
@@ -349,7 +357,7 @@ LOOM_FORTRAN(request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_Fint* ierr
 }
 
 // Cancellation and probes: a process's messages to itself may be Loom's to report or withdraw
-// (interpose/self_channel.hpp).
+// (transport/self_channel.hpp).
 LOOM_FORTRAN(cancel, MPI_CANCEL, (MPI_Fint * request, MPI_Fint* ierr)) {
   MPI_Request c = PMPI_Request_f2c(*request);
   *ierr = MPI_Cancel(&c);
@@ -480,15 +488,18 @@ extern "C" void mpi_improbe_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, Logical*, MPI_
 
 // ---- Collectives --------------------------------------------------------------------------
 // A blocking collective returns only ierr; its non-blocking form also a request.
-#define LOOM_FORTRAN_COLLECTIVE(name, NAME, params, call) \
-  LOOM_FORTRAN(name, NAME, params) {                      \
-    *ierr = call;                                         \
-  }
-#define LOOM_FORTRAN_ICOLLECTIVE(name, NAME, params, call)            \
-  LOOM_FORTRAN(name, NAME, params) {                                  \
-    MPI_Request c_request = MPI_REQUEST_NULL;                         \
-    *ierr = call;                                                     \
-    if (*ierr == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request); \
+// MPI_<NAME> and MPI_I<NAME>: the blocking and the non-blocking form of one collective, whose
+// own arguments (PARAMS and ARGS, parenthesised) come before the communicator.
+#define LOOM_UNPAREN(...) __VA_ARGS__
+#define LOOM_FORTRAN_COLLECTIVES(name, NAME, Cname, PARAMS, ARGS)                             \
+  LOOM_FORTRAN(name, MPI_##NAME, (LOOM_UNPAREN PARAMS, MPI_Fint * comm, MPI_Fint * ierr)) {   \
+    *ierr = MPI_##Cname(LOOM_UNPAREN ARGS, c_comm(comm));                                     \
+  }                                                                                           \
+  LOOM_FORTRAN(i##name, MPI_I##NAME,                                                          \
+               (LOOM_UNPAREN PARAMS, MPI_Fint * comm, MPI_Fint * request, MPI_Fint * ierr)) { \
+    MPI_Request c_request = MPI_REQUEST_NULL;                                                 \
+    *ierr = MPI_I##name(LOOM_UNPAREN ARGS, c_comm(comm), &c_request);                         \
+    if (*ierr == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request);                         \
   }
 
 // clang-format off
@@ -509,88 +520,19 @@ extern "C" void mpi_improbe_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, Logical*, MPI_
 #define LOOM_SCATTERV_ARGS c_collective_buffer(sendbuf), sendcounts, displs, c_type(sendtype), \
     c_collective_buffer(recvbuf), *recvcount, c_type(recvtype)
 
-LOOM_FORTRAN_COLLECTIVE(alltoall, MPI_ALLTOALL, (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Alltoall(LOOM_UNIFORM_ARGS, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(ialltoall, MPI_IALLTOALL,
-                         (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
-                         MPI_Ialltoall(LOOM_UNIFORM_ARGS, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(allgather, MPI_ALLGATHER, (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Allgather(LOOM_UNIFORM_ARGS, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(iallgather, MPI_IALLGATHER,
-                         (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
-                         MPI_Iallgather(LOOM_UNIFORM_ARGS, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL,
-                        (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Neighbor_alltoall(LOOM_UNIFORM_ARGS, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL,
-                         (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
-                         MPI_Ineighbor_alltoall(LOOM_UNIFORM_ARGS, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(neighbor_allgather, MPI_NEIGHBOR_ALLGATHER,
-                        (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Neighbor_allgather(LOOM_UNIFORM_ARGS, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER,
-                         (LOOM_UNIFORM_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
-                         MPI_Ineighbor_allgather(LOOM_UNIFORM_ARGS, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(gather, MPI_GATHER,
-                        (LOOM_UNIFORM_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Gather(LOOM_UNIFORM_ARGS, *root, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(igather, MPI_IGATHER,
-                         (LOOM_UNIFORM_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* request,
-                          MPI_Fint* ierr),
-                         MPI_Igather(LOOM_UNIFORM_ARGS, *root, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(scatter, MPI_SCATTER,
-                        (LOOM_UNIFORM_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Scatter(LOOM_UNIFORM_ARGS, *root, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(iscatter, MPI_ISCATTER,
-                         (LOOM_UNIFORM_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* request,
-                          MPI_Fint* ierr),
-                         MPI_Iscatter(LOOM_UNIFORM_ARGS, *root, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(alltoallv, MPI_ALLTOALLV, (LOOM_V_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Alltoallv(LOOM_V_ARGS, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(ialltoallv, MPI_IALLTOALLV,
-                         (LOOM_V_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
-                         MPI_Ialltoallv(LOOM_V_ARGS, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV,
-                        (LOOM_V_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Neighbor_alltoallv(LOOM_V_ARGS, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV,
-                         (LOOM_V_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
-                         MPI_Ineighbor_alltoallv(LOOM_V_ARGS, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(allgatherv, MPI_ALLGATHERV,
-                        (LOOM_GATHERV_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Allgatherv(LOOM_GATHERV_ARGS, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(iallgatherv, MPI_IALLGATHERV,
-                         (LOOM_GATHERV_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
-                         MPI_Iallgatherv(LOOM_GATHERV_ARGS, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV,
-                        (LOOM_GATHERV_PARAMS, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Neighbor_allgatherv(LOOM_GATHERV_ARGS, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV,
-                         (LOOM_GATHERV_PARAMS, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
-                         MPI_Ineighbor_allgatherv(LOOM_GATHERV_ARGS, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(gatherv, MPI_GATHERV,
-                        (LOOM_GATHERV_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Gatherv(LOOM_GATHERV_ARGS, *root, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(igatherv, MPI_IGATHERV,
-                         (LOOM_GATHERV_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* request,
-                          MPI_Fint* ierr),
-                         MPI_Igatherv(LOOM_GATHERV_ARGS, *root, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(scatterv, MPI_SCATTERV,
-                        (LOOM_SCATTERV_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Scatterv(LOOM_SCATTERV_ARGS, *root, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(iscatterv, MPI_ISCATTERV,
-                         (LOOM_SCATTERV_PARAMS, MPI_Fint* root, MPI_Fint* comm, MPI_Fint* request,
-                          MPI_Fint* ierr),
-                         MPI_Iscatterv(LOOM_SCATTERV_ARGS, *root, c_comm(comm), &c_request))
-LOOM_FORTRAN_COLLECTIVE(bcast, MPI_BCAST,
-                        (char* buffer, MPI_Fint* count, MPI_Fint* type, MPI_Fint* root,
-                         MPI_Fint* comm, MPI_Fint* ierr),
-                        MPI_Bcast(c_buffer(buffer), *count, c_type(type), *root, c_comm(comm)))
-LOOM_FORTRAN_ICOLLECTIVE(ibcast, MPI_IBCAST,
-                         (char* buffer, MPI_Fint* count, MPI_Fint* type, MPI_Fint* root,
-                          MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),
-                         MPI_Ibcast(c_buffer(buffer), *count, c_type(type), *root, c_comm(comm),
-                                    &c_request))
+LOOM_FORTRAN_COLLECTIVES(alltoall, ALLTOALL, Alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
+LOOM_FORTRAN_COLLECTIVES(allgather, ALLGATHER, Allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
+LOOM_FORTRAN_COLLECTIVES(neighbor_alltoall, NEIGHBOR_ALLTOALL, Neighbor_alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
+LOOM_FORTRAN_COLLECTIVES(neighbor_allgather, NEIGHBOR_ALLGATHER, Neighbor_allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
+LOOM_FORTRAN_COLLECTIVES(gather, GATHER, Gather, (LOOM_UNIFORM_PARAMS, MPI_Fint* root), (LOOM_UNIFORM_ARGS, *root))
+LOOM_FORTRAN_COLLECTIVES(scatter, SCATTER, Scatter, (LOOM_UNIFORM_PARAMS, MPI_Fint* root), (LOOM_UNIFORM_ARGS, *root))
+LOOM_FORTRAN_COLLECTIVES(alltoallv, ALLTOALLV, Alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS))
+LOOM_FORTRAN_COLLECTIVES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV, Neighbor_alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS))
+LOOM_FORTRAN_COLLECTIVES(allgatherv, ALLGATHERV, Allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS))
+LOOM_FORTRAN_COLLECTIVES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV, Neighbor_allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS))
+LOOM_FORTRAN_COLLECTIVES(gatherv, GATHERV, Gatherv, (LOOM_GATHERV_PARAMS, MPI_Fint* root), (LOOM_GATHERV_ARGS, *root))
+LOOM_FORTRAN_COLLECTIVES(scatterv, SCATTERV, Scatterv, (LOOM_SCATTERV_PARAMS, MPI_Fint* root), (LOOM_SCATTERV_ARGS, *root))
+LOOM_FORTRAN_COLLECTIVES(bcast, BCAST, Bcast, (char* buffer, MPI_Fint* count, MPI_Fint* type, MPI_Fint* root), (c_buffer(buffer), *count, c_type(type), *root))
 // clang-format on
 
 // The w forms convert their arrays of datatypes (not the send side's with MPI_IN_PLACE,

@@ -1,5 +1,5 @@
 // Buffers in device memory through the interposer, on the emulated device (LOOM_DEVICE=emulated,
-// interpose/device_memory.hpp): memory that faults on any access but the device executor's, as
+// exec/device_memory.hpp): memory that faults on any access but the device executor's, as
 // a GPU pointer would in a host MPI that is not CUDA-aware. Every call must deliver what the
 // host MPI delivers for the same data in host memory, and never hand the host a device pointer
 // (that would crash the test). Two ranks; LOOM_DEVICE_TEST_SEED or a random seed, printed.

@@ -1,4 +1,4 @@
-// Messages a rank sends to itself (interpose/self_channel.hpp, docs/p2p.md): data, statuses,
+// Messages a rank sends to itself (transport/self_channel.hpp, docs/p2p.md): data, statuses,
 // ordering, probes, truncation, cancellation and the wildcard and matched-probe cases that hand
 // the channel's messages back to the host, each on its own duplicate of MPI_COMM_WORLD (a
 // demotion is for good). Every outcome is the one the standard prescribes, so the same
