@@ -7,8 +7,8 @@
 
 namespace {
 
-using loom::bench::run_gpu, loom::bench::run_gpu_pingpong, loom::bench::run_halo,
-    loom::bench::run_match, loom::bench::run_measure, loom::bench::run_pack,
+using loom::bench::run_alltoall, loom::bench::run_gpu, loom::bench::run_gpu_pingpong,
+    loom::bench::run_halo, loom::bench::run_match, loom::bench::run_measure, loom::bench::run_pack,
     loom::bench::run_pingpong;
 
 struct Subcommand {
@@ -24,6 +24,8 @@ const Subcommand kSubcommands[] = {
     {"pingpong", "derived-type ping-pong latency/bandwidth: host-native vs Loom (2 ranks)",
      run_pingpong},
     {"halo", "3-D 26-neighbour halo exchange with subarray types: host-native vs Loom", run_halo},
+    {"alltoall", "MPI_Alltoall of float data: host vs Loom vs Loom compressed per codec mode",
+     run_alltoall},
     {"gpu", "CUDA transfers and device packs vs cudaMemcpy2D and per-block copies (no MPI)",
      run_gpu},
     {"gpu-pingpong",

@@ -4,6 +4,7 @@
 #include "mpi/host.hpp"
 #include "mpi/locality.hpp"
 #include "mpi/requests.hpp"
+#include "ops/codec_slot.hpp"
 #include "ops/method.hpp"
 #include "ops/report.hpp"
 #include "runtime/runtime.hpp"
@@ -21,6 +22,7 @@ void start_loom() {
   if (config().disabled) return;
   loom::mpi::init_locality();
   loom::ops::preload_method_model();
+  loom::ops::init_codec_slot();
   int provided = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&provided);
   loom::runtime::mpi_thread_multiple.store(provided == MPI_THREAD_MULTIPLE,
@@ -46,13 +48,23 @@ extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provi
 extern "C" int MPI_Comm_free(MPI_Comm* comm) {
   if (comm) loom::mpi::forget_communicator(*comm);
   if (comm) loom::transport::forget_self_channel(*comm);
+  if (comm) loom::ops::forget_codec_slot(*comm);
   return host().Comm_free(comm);
 }
 
 extern "C" int MPI_Comm_disconnect(MPI_Comm* comm) {
   if (comm) loom::mpi::forget_communicator(*comm);
   if (comm) loom::transport::forget_self_channel(*comm);
+  if (comm) loom::ops::forget_codec_slot(*comm);
   return host().Comm_disconnect(comm);
+}
+
+// The loom_compress hint (docs/compress.md): the host keeps the info as usual; Loom reads its
+// key. A bad value goes through the communicator's error handler as MPI_ERR_INFO_VALUE.
+extern "C" int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+  const int rc = host().Comm_set_info(comm, info);
+  if (rc != MPI_SUCCESS || config().disabled) return rc;
+  return loom::ops::note_comm_info(comm, info);
 }
 
 extern "C" int MPI_Finalize(void) {

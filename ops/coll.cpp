@@ -22,6 +22,7 @@
 #include "mpi/topology.hpp"
 #include "mpi/type_registry.hpp"
 #include "ops/coll.hpp"
+#include "ops/compressed_alltoall.hpp"
 #include "runtime/runtime.hpp"
 #include "transport/select.hpp"
 #include "transport/staging.hpp"
@@ -965,6 +966,9 @@ int run_nonblocking(MPI_Comm comm, MPI_Request* request, Describe describe, OnBy
 
 int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (int rc; compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                  nullptr, &rc))
+    return rc;
   return run_blocking(
       comm,
       [&](Exchange& ex) {
@@ -982,6 +986,9 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
 
 int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (int rc; request && compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, request, &rc))
+    return rc;
   return run_nonblocking(
       comm, request,
       [&](Exchange& ex) {
@@ -1001,6 +1008,9 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
 int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
               MPI_Datatype recvtype, MPI_Comm comm) {
+  if (int rc; compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, comm, nullptr, &rc))
+    return rc;
   return run_blocking(
       comm,
       [&](Exchange& ex) {
@@ -1021,6 +1031,9 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
 int ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (int rc; request && compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, request, &rc))
+    return rc;
   return run_nonblocking(
       comm, request,
       [&](Exchange& ex) {

@@ -1,9 +1,11 @@
 #include "ops/report.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "exec/device_memory.hpp"
+#include "ops/compressed_alltoall.hpp"
 #include "runtime/runtime.hpp"
 
 namespace loom::ops {
@@ -42,6 +44,14 @@ void fill_stats(loom_stats* out) {
   out->self_demoted = total(Counter::SelfDemoted);
   out->device_staged = total(Counter::DeviceStaged);
   out->device_staged_bytes = total(Counter::DeviceStagedBytes);
+  out->compress_calls = total(Counter::CompressCalls);
+  out->compress_host_threshold = total(Counter::CompressHostThreshold);
+  out->compress_host_type = total(Counter::CompressHostType);
+  out->compress_bad_spec = total(Counter::CompressBadSpec);
+  out->compress_raw_bytes = total(Counter::CompressRawBytes);
+  out->compress_wire_bytes = total(Counter::CompressWireBytes);
+  out->compress_seconds = static_cast<double>(total(Counter::CompressNanoseconds)) * 1e-9;
+  compress_check_summary(&out->compress_max_abs_error, &out->compress_min_psnr_db);
 }
 
 void print_stats(int rank) {
@@ -69,6 +79,23 @@ void print_stats(int rank) {
   if (std::strcmp(exec::device_support_name(), "off") != 0)
     std::fprintf(stderr, "[loom] rank %d device: executor=%s staged=%llu bytes=%llu\n", rank,
                  exec::device_support_name(), (ull)s.device_staged, (ull)s.device_staged_bytes);
+  if (s.compress_calls || s.compress_host_threshold || s.compress_host_type ||
+      s.compress_bad_spec) {
+    const double ratio = s.compress_wire_bytes ? static_cast<double>(s.compress_raw_bytes) /
+                                                     static_cast<double>(s.compress_wire_bytes)
+                                               : 1.0;
+    std::fprintf(
+        stderr,
+        "[loom] rank %d compress: calls=%llu host=%llu (threshold=%llu type=%llu) "
+        "bad_spec=%llu | bytes raw=%llu wire=%llu ratio=%.3f | codec time=%.6fs",
+        rank, (ull)s.compress_calls, (ull)(s.compress_host_threshold + s.compress_host_type),
+        (ull)s.compress_host_threshold, (ull)s.compress_host_type, (ull)s.compress_bad_spec,
+        (ull)s.compress_raw_bytes, (ull)s.compress_wire_bytes, ratio, s.compress_seconds);
+    if (compress_check_enabled())
+      std::fprintf(stderr, " | check max_abs=%.6g psnr_min=%.2fdB", s.compress_max_abs_error,
+                   s.compress_min_psnr_db);
+    std::fprintf(stderr, "\n");
+  }
 }
 
 }  // namespace loom::ops

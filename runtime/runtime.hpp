@@ -72,6 +72,18 @@ enum class Counter : int {
   // (exec/device_memory.hpp), and their packed bytes.
   DeviceStaged,
   DeviceStagedBytes,
+  // Compressed all-to-alls (ops/compressed_alltoall.hpp, docs/compress.md): calls through
+  // Loom's compressed exchange; calls with compression requested left to the host because
+  // every peer shares this node (the threshold) or the data is not float/double; bad codec
+  // specs (LOOM_COMPRESS, the loom_compress info key); raw bytes sent to other ranks and the
+  // bytes that went on the wire for them; time spent compressing and decompressing.
+  CompressCalls,
+  CompressHostThreshold,
+  CompressHostType,
+  CompressBadSpec,
+  CompressRawBytes,
+  CompressWireBytes,
+  CompressNanoseconds,
   kCount
 };
 

@@ -52,6 +52,22 @@ typedef struct loom_stats {
    * device executor so that the host MPI saw only host memory, and their bytes. */
   uint64_t device_staged;
   uint64_t device_staged_bytes;
+  /* Compressed all-to-alls (LOOM_COMPRESS, the loom_compress info key, docs/compress.md): calls
+   * through Loom's compressed exchange; calls with compression requested left to the host
+   * because every peer shares this node (the threshold) or the data is not MPI_FLOAT or
+   * MPI_DOUBLE; codec specs refused; raw bytes of the blocks sent to other ranks and the bytes
+   * that went on the wire for them; seconds spent compressing and decompressing. With
+   * LOOM_COMPRESS_CHECK=1, the largest absolute error and the lowest PSNR (dB) of the values
+   * this process compressed, as their receivers decoded them (0 and +Inf when none). */
+  uint64_t compress_calls;
+  uint64_t compress_host_threshold;
+  uint64_t compress_host_type;
+  uint64_t compress_bad_spec;
+  uint64_t compress_raw_bytes;
+  uint64_t compress_wire_bytes;
+  double compress_seconds;
+  double compress_max_abs_error;
+  double compress_min_psnr_db;
 } loom_stats;
 
 /* 1 when the interposer is loaded and not disabled by LOOM_DISABLE=1. */

@@ -1,0 +1,44 @@
+// The codec slot: which codec (if any) compresses Loom's all-to-alls on each communicator.
+// LOOM_COMPRESS (codec spec syntax, docs/codec.md) is the default for every communicator;
+// MPI_Comm_set_info with key `loom_compress` overrides it per communicator (`none` or `off`
+// turns compression off there). A bad value is reported once (LOOM_COMPRESS: on stderr at
+// MPI_Init; the info key: MPI_ERR_INFO_VALUE through the communicator's error handler) and
+// that scope stays uncompressed. Also: the private communicator the compressed exchange runs
+// on, and the codec throughput measured once per process, spec and element. docs/compress.md.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "codec/codec.hpp"
+
+namespace loom::ops {
+
+// Reads LOOM_COMPRESS and LOOM_LINK_MBPS; called from MPI_Init (errors are printed there).
+void init_codec_slot();
+
+// The codec for all-to-alls on `comm`, or null when none is requested.
+std::shared_ptr<const codec::Codec> codec_for(MPI_Comm comm);
+
+// MPI_Comm_set_info: records the `loom_compress` hint of `info`, if any. Returns
+// MPI_ERR_INFO_VALUE (after calling the communicator's error handler) for a bad value.
+int note_comm_info(MPI_Comm comm, MPI_Info info);
+
+// What the compressed exchange needs on `comm` with `codec`: a duplicate of `comm` private to
+// it, and whether compression pays for `element` on every rank (compression_pays, agreed by
+// all ranks, so that every rank takes the same path). Collective the first time for a
+// communicator and codec (every rank of `comm` calls it in the same all-to-all). False on
+// failure.
+bool prepare_comm(MPI_Comm comm, const codec::Codec& codec, codec::Element element,
+                  MPI_Comm* private_comm, bool* pays);
+
+// At MPI_Comm_free / MPI_Comm_disconnect: forgets the hint and frees the private duplicate.
+void forget_codec_slot(MPI_Comm comm);
+
+// Whether compressing a block for a peer on another node pays: the CPU time per byte of
+// compressing and decompressing (measured once per process, spec and element on a smooth
+// sample) is below the link's time per byte (LOOM_LINK_MBPS, default 1000 Mbit/s).
+bool compression_pays(const codec::Codec& codec, codec::Element element);
+
+}  // namespace loom::ops

@@ -1,0 +1,639 @@
+// The compressed all-to-all exchange (issue #26; docs/compress.md, "Algorithm").
+#include "ops/compressed_alltoall.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "base/env.hpp"
+#include "codec/frame.hpp"
+#include "codec/metrics.hpp"
+#include "mpi/locality.hpp"
+#include "mpi/requests.hpp"
+#include "ops/codec_slot.hpp"
+#include "runtime/runtime.hpp"
+
+namespace loom::ops {
+using runtime::count;
+using runtime::Counter;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t nanoseconds_since(Clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+// The one floating kind a datatype's signature is made of: 1 MPI_FLOAT, 2 MPI_DOUBLE, 0 any
+// other (another basic type, a mix, nothing, or a type the host cannot describe).
+int signature_kind(MPI_Datatype type, int depth) {
+  if (type == MPI_FLOAT) return 1;
+  if (type == MPI_DOUBLE) return 2;
+  int ints = 0, addresses = 0, types = 0, combiner = 0;
+  if (type == MPI_DATATYPE_NULL || depth > 32 ||
+      PMPI_Type_get_envelope(type, &ints, &addresses, &types, &combiner) != MPI_SUCCESS ||
+      combiner == MPI_COMBINER_NAMED)
+    return 0;
+  std::vector<int> int_args(static_cast<size_t>(ints) + 1);
+  std::vector<MPI_Aint> address_args(static_cast<size_t>(addresses) + 1);
+  std::vector<MPI_Datatype> type_args(static_cast<size_t>(types) + 1);
+  if (PMPI_Type_get_contents(type, ints, addresses, types, int_args.data(), address_args.data(),
+                             type_args.data()) != MPI_SUCCESS)
+    return 0;
+  int kind = -1;
+  for (int i = 0; i < types; ++i) {
+    MPI_Datatype inner = type_args[static_cast<size_t>(i)];
+    const int k = signature_kind(inner, depth + 1);
+    int a = 0, b = 0, c = 0, inner_combiner = 0;
+    PMPI_Type_get_envelope(inner, &a, &b, &c, &inner_combiner);
+    if (inner_combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&inner);
+    if (k == 0 || (kind != -1 && kind != k)) kind = 0;
+    if (kind == -1) kind = k;
+  }
+  return kind < 0 ? 0 : kind;
+}
+
+constexpr base::EnvVar kCompressWindow{
+    "LOOM_COMPRESS_WINDOW", "4",
+    "compressed chunks in flight per rank; more delays the transport's handshakes for the "
+    "other direction"};
+constexpr base::EnvVar kCompressCheck{
+    "LOOM_COMPRESS_CHECK", "0",
+    "1: every compressed call also measures the maximum absolute error and PSNR of what it "
+    "delivered"};
+
+size_t send_window() {
+  static const size_t window = [] {
+    const char* text = base::read(kCompressWindow);
+    const long v = text ? std::strtol(text, nullptr, 10) : 0;
+    return v > 0 ? static_cast<size_t>(v) : size_t{4};
+  }();
+  return window;
+}
+
+bool named(MPI_Datatype type) {
+  return type == MPI_FLOAT || type == MPI_DOUBLE;
+}
+
+bool check_enabled() {
+  static const bool on = base::read_flag(kCompressCheck);
+  return on;
+}
+
+struct CheckSummary {
+  std::mutex mutex;
+  double max_abs = 0;
+  double min_psnr = std::numeric_limits<double>::infinity();
+};
+CheckSummary& check_summary() {
+  static CheckSummary* s = new CheckSummary;
+  return *s;
+}
+
+// One call's exchange; a PendingOp so that the non-blocking forms finish it at completion.
+class CompressedExchange final : public mpi::PendingOp {
+ public:
+  CompressedExchange(std::shared_ptr<const codec::Codec> codec, codec::Element element,
+                     MPI_Comm comm, MPI_Comm pcomm, int rank, int size)
+      : codec_(std::move(codec)),
+        element_(element),
+        es_(codec::element_size(element)),
+        comm_(comm),
+        pcomm_(pcomm),
+        rank_(rank),
+        size_(size) {
+    codec::FrameOptions options = codec::frame_options(codec_->spec());
+    chunk_ = codec::chunk_values(*codec_, element_, options);
+  }
+  ~CompressedExchange() override {
+    if (held_recvtype_ != MPI_DATATYPE_NULL) PMPI_Type_free(&held_recvtype_);
+  }
+
+  // Describes both sides; false on a host error (rc_ set).
+  bool describe(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
+                MPI_Datatype recvtype, bool nonblocking) {
+    const auto n = static_cast<size_t>(size_);
+    recv_values_.resize(n);
+    recv_at_.resize(n);
+    send_values_.resize(n);
+    send_at_.resize(n);
+    recvbuf_ = recvbuf;
+    recvtype_ = recvtype;
+    recv_named_ = named(recvtype);
+    int rsize = 0;
+    MPI_Aint rlb = 0, rextent = 0;
+    if (PMPI_Type_size(recvtype, &rsize) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(recvtype, &rlb, &rextent) != MPI_SUCCESS)
+      return fail(MPI_ERR_TYPE);
+    rextent_ = rextent;
+    const size_t per_recv = static_cast<size_t>(rsize) / es_;
+    size_t total = 0;
+    for (size_t p = 0; p < n; ++p) {
+      recv_values_[p] = static_cast<size_t>(std::max(recvcounts[p], 0)) * per_recv;
+      total += recv_values_[p];
+    }
+    if (!recv_named_) {
+      rpacked_.resize(total * es_);
+      recvcounts_.assign(recvcounts, recvcounts + n);
+      rdispls_.assign(rdispls, rdispls + n);
+      if (nonblocking && PMPI_Type_dup(recvtype, &held_recvtype_) == MPI_SUCCESS)
+        recvtype_ = held_recvtype_;
+    }
+    size_t offset = 0;
+    for (size_t p = 0; p < n; ++p) {
+      recv_at_[p] = recv_named_ ? static_cast<char*>(recvbuf) + rdispls[p] * rextent
+                                : rpacked_.data() + offset;
+      offset += recv_values_[p] * es_;
+    }
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    if (in_place) {  // the send data is the receive buffer: copy it before anything arrives
+      in_place_ = true;
+      sendbuf = recvbuf;
+      sendcounts = recvcounts;
+      sdispls = rdispls;
+      sendtype = recvtype;
+    }
+    int ssize = 0;
+    MPI_Aint slb = 0, sextent = 0;
+    if (PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(sendtype, &slb, &sextent) != MPI_SUCCESS)
+      return fail(MPI_ERR_TYPE);
+    const size_t per_send = static_cast<size_t>(ssize) / es_;
+    total = 0;
+    for (size_t p = 0; p < n; ++p) {
+      send_values_[p] = static_cast<size_t>(std::max(sendcounts[p], 0)) * per_send;
+      total += send_values_[p];
+    }
+    const bool copy = in_place || !named(sendtype);
+    if (copy) spacked_.resize(total * es_);
+    offset = 0;
+    for (size_t p = 0; p < n; ++p) {
+      const char* user = static_cast<const char*>(sendbuf) + sdispls[p] * sextent;
+      if (!copy) {
+        send_at_[p] = user;
+        continue;
+      }
+      char* to = spacked_.data() + offset;
+      send_at_[p] = to;
+      const size_t bytes = send_values_[p] * es_;
+      offset += bytes;
+      if (in_place && recv_named_ && static_cast<int>(p) == rank_) continue;  // stays in place
+      if (named(sendtype)) {
+        if (bytes) std::memcpy(to, user, bytes);
+      } else if (bytes) {
+        int position = 0;
+        if (PMPI_Pack(user, sendcounts[p], sendtype, to, static_cast<int>(bytes), &position,
+                      comm_) != MPI_SUCCESS)
+          return fail(MPI_ERR_TYPE);
+      }
+    }
+    return true;
+  }
+
+  // Posts every receive, copies the own block, compresses and sends peer by peer.
+  int start() {
+    count(Counter::CompressCalls);
+    const auto n = static_cast<size_t>(size_);
+    // Receives: in the order the peers send to this rank (peer rank-k sends here at step k).
+    // Only each block's first chunk is posted now: what follows depends on how it came
+    // (post_rest, once it arrived).
+    size_t rbytes = 0;
+    for (int k = 1; k < size_; ++k) {
+      const int source = (rank_ - k + size_) % size_;
+      const size_t values = recv_values_[static_cast<size_t>(source)];
+      if (values == 0) continue;
+      blocks_.push_back({source, rbytes, values});
+      for (size_t first = 0; first < values; first += chunk_)
+        rbytes += capacity(std::min(chunk_, values - first));
+    }
+    rstage_.resize(rbytes);
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      const Block& block = blocks_[b];
+      const size_t m = std::min(chunk_, block.values);
+      char* to = recv_at_[static_cast<size_t>(block.source)];
+      if (int rc = post(rstage_.data() + block.offset, capacity(m), block.source,
+                        {nullptr, to, m, static_cast<int>(b), Piece::Kind::First});
+          rc != MPI_SUCCESS)
+        return rc;
+      // The second message, straight into place: the rest of the block raw, or chunk 1.
+      if (block.values > m && rest_fits(block.values - m)) {
+        if (int rc = post(nullptr, (block.values - m) * es_, block.source,
+                          {nullptr, to + m * es_, block.values - m, static_cast<int>(b),
+                           Piece::Kind::Second});
+            rc != MPI_SUCCESS)
+          return rc;
+      }
+    }
+    // The own block, copied exactly.
+    const auto me = static_cast<size_t>(rank_);
+    const size_t own = std::min(send_values_[me], recv_values_[me]) * es_;
+    if (own && !(in_place_ && recv_named_)) std::memmove(recv_at_[me], send_at_[me], own);
+    // Sends, from rank+1 on, so that the first block compressed is the first one a peer
+    // waits for and compression of one block overlaps the transfer of the previous.
+    std::vector<bool> compress_to(n, false);
+    size_t sbytes = 0;
+    for (int k = 1; k < size_; ++k) {
+      const int dest = (rank_ + k) % size_;
+      const size_t values = send_values_[static_cast<size_t>(dest)];
+      if (values == 0 || mpi::locality(comm_, dest) != model::Locality::OtherNode) continue;
+      compress_to[static_cast<size_t>(dest)] = true;
+      for (size_t first = 0; first < values; first += chunk_)
+        sbytes += capacity(std::min(chunk_, values - first));
+    }
+    sstage_.resize(sbytes);
+    size_t offset = 0;
+    for (int k = 1; k < size_; ++k) {
+      const int dest = (rank_ + k) % size_;
+      const size_t values = send_values_[static_cast<size_t>(dest)];
+      const char* from = send_at_[static_cast<size_t>(dest)];
+      bool rest_raw = false;  // the first chunk went raw: the rest goes as one raw message
+      for (size_t first = 0; first < values;) {
+        const size_t m = rest_raw ? values - first : std::min(chunk_, values - first);
+        const char* in = from + first * es_;
+        const void* wire = in;
+        size_t bytes = m * es_;
+        if (!rest_raw && compress_to[static_cast<size_t>(dest)] && !given_up_) {
+          char* out = sstage_.data() + offset;
+          const size_t cap = capacity(m);
+          offset += cap;
+          bool raw = true;
+          const auto t0 = Clock::now();
+          bytes = codec::compress_chunk(*codec_, in, m, element_, out, cap, &raw);
+          codec_ns_ += nanoseconds_since(t0);
+          if (bytes == 0) return MPI_ERR_INTERN;
+          if (!tried_) {  // the call's first chunk decides whether the data compresses
+            tried_ = true;
+            if (raw || static_cast<double>(bytes) > 0.95 * static_cast<double>(m * es_))
+              given_up_ = raw = true;
+          }
+          if (!raw) {
+            wire = out;
+            if (check_enabled()) check(in, out, bytes, m);
+          } else {
+            bytes = m * es_;
+          }
+        }
+        // The receiver sees the same: a raw first chunk announces the rest in one message.
+        if (first == 0 && bytes == m * es_ && values > m && rest_fits(values - m)) rest_raw = true;
+        // At most send_window() messages in flight: a long queue of this rank's sends delays
+        // the transport's handshakes for the peers' messages behind it (docs/compress.md).
+        if (sends_.size() - sends_done_ >= send_window()) {
+          if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
+          const int wrc = PMPI_Wait(&sends_[sends_done_], MPI_STATUS_IGNORE);
+          if (wrc != MPI_SUCCESS) return wrc;
+          ++sends_done_;
+        }
+        MPI_Request request;
+        const int rc =
+            PMPI_Isend(wire, static_cast<int>(bytes), MPI_BYTE, dest, 0, pcomm_, &request);
+        if (rc != MPI_SUCCESS) return rc;
+        sends_.push_back(request);
+        raw_bytes_ += m * es_;
+        wire_bytes_ += bytes;
+        first += m;
+        if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
+      }
+    }
+    return MPI_SUCCESS;
+  }
+
+  // Decompresses every block still to come, completes the sends, unpacks derived types.
+  int finish() {
+    int rc = progress(true);
+    if (!sends_.empty()) {
+      const int src =
+          PMPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
+      if (rc == MPI_SUCCESS) rc = src;
+    }
+    if (rc == MPI_SUCCESS && !recv_named_) {
+      for (size_t p = 0; p < static_cast<size_t>(size_); ++p) {
+        if (recv_values_[p] == 0) continue;
+        int position = 0;
+        const int urc = PMPI_Unpack(recv_at_[p], static_cast<int>(recv_values_[p] * es_), &position,
+                                    static_cast<char*>(recvbuf_) + rdispls_[p] * rextent_,
+                                    recvcounts_[p], recvtype_, comm_);
+        if (urc != MPI_SUCCESS) {
+          rc = urc;
+          break;
+        }
+      }
+    }
+    count(Counter::CompressRawBytes, raw_bytes_);
+    count(Counter::CompressWireBytes, wire_bytes_);
+    count(Counter::CompressNanoseconds, codec_ns_);
+    if (checked_) {
+      CheckSummary& s = check_summary();
+      const double psnr = sse_ == 0 ? std::numeric_limits<double>::infinity()
+                          : hi_ > lo_
+                              ? 20 * std::log10(hi_ - lo_) -
+                                    10 * std::log10(sse_ / static_cast<double>(checked_count_))
+                              : -std::numeric_limits<double>::infinity();
+      std::lock_guard lock(s.mutex);
+      s.max_abs = std::max(s.max_abs, max_abs_);
+      s.min_psnr = std::min(s.min_psnr, psnr);
+    }
+    return rc;
+  }
+
+  int on_complete(MPI_Status* /*status*/) override { return finish(); }
+
+  int error() const { return rc_; }
+
+ private:
+  struct Piece {
+    enum class Kind : uint8_t {
+      First,   // a block's first chunk, into staging
+      Second,  // straight into place: the rest of the block raw, or chunk 1
+      Chunk,   // a later chunk, into staging
+    };
+    char* staged;  // where it is received (null: straight into `to`)
+    char* to;      // where its values go
+    size_t values;
+    int block;  // index in blocks_ (First, Second), else -1
+    Kind kind;
+  };
+  struct Block {
+    int source;
+    size_t offset;  // of its chunks' slots in rstage_
+    size_t values;
+  };
+
+  bool fail(int rc) {
+    rc_ = rc;
+    return false;
+  }
+
+  size_t capacity(size_t values) const {
+    return std::max(values * es_, codec_->max_compressed_bytes(values, element_));
+  }
+
+  // Posts a receive of `cap` bytes from `source` into `staged` (null: straight into
+  // piece.to).
+  int post(char* staged, size_t cap, int source, Piece piece) {
+    piece.staged = staged;
+    MPI_Request request;
+    const int rc = PMPI_Irecv(staged ? staged : piece.to, static_cast<int>(cap), MPI_BYTE, source,
+                              0, pcomm_, &request);
+    if (rc != MPI_SUCCESS) return rc;
+    recvs_.push_back(request);
+    pieces_.push_back(piece);
+    ++remaining_;
+    return MPI_SUCCESS;
+  }
+
+  bool rest_fits(size_t values) const { return values * es_ <= INT_MAX; }
+
+  // After a block's first chunk arrived compressed: chunks 2.. (chunk 1 meets the second
+  // receive, posted up front); or, where the rest is too large for one message, chunks 1...
+  int post_rest(const Block& block) {
+    const size_t m0 = std::min(chunk_, block.values);
+    if (block.values <= m0) return MPI_SUCCESS;
+    char* to = recv_at_[static_cast<size_t>(block.source)];
+    size_t first = m0, offset = block.offset + capacity(m0);
+    if (rest_fits(block.values - m0)) {
+      const size_t m1 = std::min(chunk_, block.values - m0);
+      first += m1;
+      offset += capacity(m1);
+    }
+    for (; first < block.values; first += chunk_) {
+      const size_t m = std::min(chunk_, block.values - first);
+      if (int rc = post(rstage_.data() + offset, capacity(m), block.source,
+                        {nullptr, to + first * es_, m, -1, Piece::Kind::Chunk});
+          rc != MPI_SUCCESS)
+        return rc;
+      offset += capacity(m);
+    }
+    return MPI_SUCCESS;
+  }
+
+  // Decompresses the chunks that arrived (all of them when `all`).
+  int progress(bool all) {
+    while (remaining_ > 0) {
+      int outcount = 0;
+      const int n = static_cast<int>(recvs_.size());
+      indices_.resize(recvs_.size());
+      statuses_.resize(recvs_.size());
+      const int rc =
+          all ? PMPI_Waitsome(n, recvs_.data(), &outcount, indices_.data(), statuses_.data())
+              : PMPI_Testsome(n, recvs_.data(), &outcount, indices_.data(), statuses_.data());
+      if (rc != MPI_SUCCESS) return rc;
+      if (outcount == MPI_UNDEFINED) break;
+      // Copied: handling a first chunk posts more pieces.
+      const std::vector<int> done(indices_.begin(), indices_.begin() + outcount);
+      const std::vector<MPI_Status> done_status(statuses_.begin(), statuses_.begin() + outcount);
+      for (int i = 0; i < outcount; ++i) {
+        const Piece piece = pieces_[static_cast<size_t>(done[static_cast<size_t>(i)])];
+        int bytes = 0;
+        PMPI_Get_count(&done_status[static_cast<size_t>(i)], MPI_BYTE, &bytes);
+        const size_t raw = piece.values * es_;
+        --remaining_;
+        if (piece.kind == Piece::Kind::Second) {
+          // The rest raw, in place; or chunk 1: raw (already in its place) or compressed,
+          // which lies where its values go and is moved aside to be decoded.
+          const Block& block = blocks_[static_cast<size_t>(piece.block)];
+          const size_t m1 = std::min(chunk_, piece.values);
+          if (static_cast<size_t>(bytes) == raw || static_cast<size_t>(bytes) == m1 * es_) continue;
+          char* aside = rstage_.data() + block.offset + capacity(std::min(chunk_, block.values));
+          std::memcpy(aside, piece.to, static_cast<size_t>(bytes));
+          const auto t0 = Clock::now();
+          const bool ok =
+              codec_->decompress(aside, static_cast<size_t>(bytes), m1, element_, piece.to);
+          codec_ns_ += nanoseconds_since(t0);
+          if (!ok) return MPI_ERR_INTERN;
+          continue;
+        }
+        const bool came_raw = static_cast<size_t>(bytes) == raw;
+        if (came_raw) {
+          std::memcpy(piece.to, piece.staged, raw);
+        } else {
+          const auto t0 = Clock::now();
+          const bool ok = codec_->decompress(piece.staged, static_cast<size_t>(bytes), piece.values,
+                                             element_, piece.to);
+          codec_ns_ += nanoseconds_since(t0);
+          if (!ok) return MPI_ERR_INTERN;
+        }
+        // A compressed first chunk: the sender sends the rest chunk by chunk. A raw one: the
+        // rest comes in one message, which the second receive takes, unless it is too large.
+        if (piece.kind == Piece::Kind::First) {
+          const Block& block = blocks_[static_cast<size_t>(piece.block)];
+          if (!came_raw || !rest_fits(block.values - piece.values)) {
+            if (int prc = post_rest(block); prc != MPI_SUCCESS) return prc;
+          }
+        }
+      }
+      if (!all && outcount == 0) break;
+    }
+    return MPI_SUCCESS;
+  }
+
+  // LOOM_COMPRESS_CHECK: the sender decodes its own chunk, as the receiver will.
+  void check(const char* original, const char* compressed, size_t bytes, size_t m) {
+    std::vector<char> decoded(m * es_);
+    const auto t0 = Clock::now();
+    if (!codec_->decompress(compressed, bytes, m, element_, decoded.data())) return;
+    codec_ns_ += nanoseconds_since(t0);
+    const codec::ErrorStats e = codec::compare(original, decoded.data(), m, element_);
+    max_abs_ = std::max(max_abs_, e.max_abs_error);
+    sse_ += e.rmse * e.rmse * static_cast<double>(m);
+    checked_count_ += m;
+    checked_ = true;
+    for (size_t i = 0; i < m; ++i) {
+      const double v = element_ == codec::Element::Float32
+                           ? static_cast<double>(reinterpret_cast<const float*>(original)[i])
+                           : reinterpret_cast<const double*>(original)[i];
+      if (!std::isfinite(v)) continue;
+      lo_ = std::min(lo_, v);
+      hi_ = std::max(hi_, v);
+    }
+  }
+
+  std::shared_ptr<const codec::Codec> codec_;
+  codec::Element element_;
+  size_t es_;
+  size_t chunk_ = 1;
+  MPI_Comm comm_, pcomm_;
+  int rank_, size_;
+  int rc_ = MPI_SUCCESS;
+  void* recvbuf_ = nullptr;
+  MPI_Datatype recvtype_ = MPI_DATATYPE_NULL, held_recvtype_ = MPI_DATATYPE_NULL;
+  MPI_Aint rextent_ = 0;
+  bool recv_named_ = true, in_place_ = false;
+  std::vector<int> recvcounts_, rdispls_;
+  std::vector<size_t> recv_values_, send_values_;
+  std::vector<char*> recv_at_;
+  std::vector<const char*> send_at_;
+  std::vector<char> rpacked_, spacked_, rstage_, sstage_;
+  std::vector<MPI_Request> recvs_, sends_;
+  size_t sends_done_ = 0;  // sends_[0, sends_done_) completed in order by the window
+  std::vector<Piece> pieces_;
+  std::vector<Block> blocks_;
+  std::vector<int> indices_;
+  std::vector<MPI_Status> statuses_;
+  size_t remaining_ = 0;
+  bool tried_ = false, given_up_ = false;
+  uint64_t raw_bytes_ = 0, wire_bytes_ = 0, codec_ns_ = 0;
+  bool checked_ = false;
+  double max_abs_ = 0, sse_ = 0, lo_ = std::numeric_limits<double>::infinity(),
+         hi_ = -std::numeric_limits<double>::infinity();
+  size_t checked_count_ = 0;
+};
+
+// A generalized request, complete from the start: the user's handle for a non-blocking
+// compressed exchange, whose completion (in Loom's Wait/Test) finishes the exchange.
+int query_done(void* /*extra*/, MPI_Status* status) {
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_UNDEFINED;
+  status->MPI_TAG = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+int free_done(void* /*extra*/) {
+  return MPI_SUCCESS;
+}
+int cancel_done(void* /*extra*/, int /*complete*/) {
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+bool compressed_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                          MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                          const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request* request, int* rc) {
+  if (runtime::config().disabled || comm == MPI_COMM_NULL) return false;
+  std::shared_ptr<const codec::Codec> codec = codec_for(comm);
+  if (!codec) return false;
+  int inter = 0, rank = 0, size = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+      PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    return false;
+  // Null buffers are fine where counts are zero; null count arrays are the host's error.
+  if (!recvcounts || !rdispls || (sendbuf != MPI_IN_PLACE && (!sendcounts || !sdispls)))
+    return false;
+  // Every rank decides alike: the codec, the signature's kind and the node layout are the
+  // same on every rank of a correct program.
+  const int kind = signature_kind(recvtype, 0);
+  if (kind == 0 || (sendbuf != MPI_IN_PLACE && signature_kind(sendtype, 0) != kind)) {
+    count(Counter::CompressHostType);
+    return false;
+  }
+  bool elsewhere = false;
+  for (int p = 0; p < size && !elsewhere; ++p)
+    elsewhere = mpi::locality(comm, p) == model::Locality::OtherNode;
+  if (!elsewhere) {
+    count(Counter::CompressHostThreshold);
+    return false;
+  }
+  const codec::Element element = kind == 1 ? codec::Element::Float32 : codec::Element::Float64;
+  MPI_Comm pcomm = MPI_COMM_NULL;
+  bool pays = false;
+  if (!prepare_comm(comm, *codec, element, &pcomm, &pays)) {
+    *rc = MPI_ERR_INTERN;
+    return true;
+  }
+  if (!pays) {  // the codec is slower than the link on some rank: the host's exchange
+    count(Counter::CompressHostThreshold);
+    return false;
+  }
+  auto ex =
+      std::make_unique<CompressedExchange>(std::move(codec), element, comm, pcomm, rank, size);
+  if (!ex->describe(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                    request != nullptr)) {
+    *rc = ex->error();
+    return true;
+  }
+  *rc = ex->start();
+  if (!request) {
+    const int frc = ex->finish();
+    if (*rc == MPI_SUCCESS) *rc = frc;
+    return true;
+  }
+  if (*rc != MPI_SUCCESS) return true;
+  *rc = PMPI_Grequest_start(query_done, free_done, cancel_done, nullptr, request);
+  if (*rc != MPI_SUCCESS) return true;
+  PMPI_Grequest_complete(*request);
+  mpi::track_request(*request, std::move(ex));
+  return true;
+}
+
+bool compressed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
+                         int* rc) {
+  if (runtime::config().disabled || comm == MPI_COMM_NULL || !codec_for(comm)) return false;
+  int size = 0;
+  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return false;
+  const auto n = static_cast<size_t>(size);
+  std::vector<int> rcounts(n, recvcount), rdispls(n), scounts(n, sendcount), sdispls(n);
+  for (size_t p = 0; p < n; ++p) {
+    rdispls[p] = static_cast<int>(p) * recvcount;
+    sdispls[p] = static_cast<int>(p) * sendcount;
+  }
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  return compressed_alltoallv(sendbuf, in_place ? nullptr : scounts.data(),
+                              in_place ? nullptr : sdispls.data(), sendtype, recvbuf,
+                              rcounts.data(), rdispls.data(), recvtype, comm, request, rc);
+}
+
+bool compress_check_enabled() {
+  return check_enabled();
+}
+
+void compress_check_summary(double* max_abs_error, double* min_psnr_db) {
+  CheckSummary& s = check_summary();
+  std::lock_guard lock(s.mutex);
+  *max_abs_error = s.max_abs;
+  *min_psnr_db = s.min_psnr;
+}
+
+}  // namespace loom::ops
