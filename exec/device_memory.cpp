@@ -7,12 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "pack/device/executor.hpp"
 #include "pack/device/program.hpp"
 #include "pack/plan.hpp"
-#include "runtime/runtime.hpp"
+#include "runtime/counters.hpp"
 
 namespace loom::exec {
 using namespace loom::runtime;  // NOLINT: the layers below
@@ -25,6 +26,18 @@ using pack::device::Executor;
 using pack::device::Memory;
 
 Executor* active = nullptr;
+
+// Buffers in device memory packed, unpacked or copied through the device executor, and their
+// bytes; the line appears only where device support is on.
+const Counter kStaged = register_counter("device", "", "staged");
+const Counter kStagedBytes = register_counter("device", "", "bytes");
+std::string executor_text() {
+  return std::string("executor=") + device_support_name();
+}
+bool device_support_on() {
+  return std::strcmp(device_support_name(), "off") != 0;
+}
+const bool kDeviceFormat = format_area("device", {60, executor_text, nullptr, device_support_on});
 
 bool is_device(Memory m) {
   return m == Memory::Device || m == Memory::Managed;
@@ -131,7 +144,7 @@ void pack_between(const pack::Plan& plan, const void* user, int64_t count, void*
     must(pack::device::pack_sync(*active, plan, user, count, staged), "pack");
     must(active->to_host(out, staged, bytes), "copy");
   }
-  count_call(Counter::DeviceStaged, Counter::DeviceStagedBytes, static_cast<uint64_t>(bytes));
+  count_call(kStaged, kStagedBytes, static_cast<uint64_t>(bytes));
 }
 
 void unpack_between(const pack::Plan& plan, const void* in, int64_t count, void* user) {
@@ -153,7 +166,7 @@ void unpack_between(const pack::Plan& plan, const void* in, int64_t count, void*
     must(active->to_device(staged, in, bytes), "copy");
     must(pack::device::unpack_sync(*active, plan, staged, count, user), "unpack");
   }
-  count_call(Counter::DeviceStaged, Counter::DeviceStagedBytes, static_cast<uint64_t>(bytes));
+  count_call(kStaged, kStagedBytes, static_cast<uint64_t>(bytes));
 }
 
 }  // namespace loom::exec

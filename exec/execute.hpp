@@ -10,10 +10,18 @@
 
 #include "exec/device_memory.hpp"
 #include "pack/plan.hpp"
+#include "runtime/counters.hpp"
 
 namespace loom::exec {
 
 enum class MemoryKind : uint8_t { Host, Device };
+
+// Time inside the pack and unpack kernels, wherever they run (LOOM_STATS=1 only).
+inline const runtime::Counter kPackTime =
+    runtime::register_counter("pack", "kernel time", "pack", runtime::Unit::Nanoseconds);
+inline const runtime::Counter kUnpackTime =
+    runtime::register_counter("pack", "kernel time", "unpack", runtime::Unit::Nanoseconds);
+inline const bool kPackFormat = runtime::format_area("pack", {20});
 
 // Device when either buffer is device memory (one load decides where no device is possible).
 [[gnu::always_inline]] inline MemoryKind memory_kind(const void* a, const void* b = nullptr) {

@@ -14,6 +14,10 @@ extern "C" void loom_get_stats(loom_stats* out) {
   loom::ops::fill_stats(out);
 }
 
+extern "C" int loom_get_counter(const char* name, uint64_t* value) {
+  return loom::ops::counter_value(name, value);
+}
+
 extern "C" int loom_method_for(MPI_Datatype type, int count, int peer_same_node) {
   return loom::ops::method_for(type, count, peer_same_node);
 }

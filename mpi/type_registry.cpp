@@ -17,11 +17,19 @@
 #include "loom/loom.h"
 #include "mpi/host.hpp"
 #include "mpi/type_decode.hpp"
-#include "runtime/runtime.hpp"
+#include "runtime/counters.hpp"
 
 namespace loom::mpi {
 using namespace loom::runtime;  // NOLINT: the layers below
 namespace {
+
+// MPI_Type_commit calls, and the committed types Loom built a plan for (on first use).
+const Counter kCommitted = register_counter("types", "", "committed");
+const Counter kAccelerated = register_counter("types", "", "accelerated");
+std::string isa_text() {
+  return std::string("isa=") + pack::isa_name(config().isa);
+}
+const bool kTypesFormat = format_area("types", {10, isa_text});
 
 // Handles are pointers (Open MPI) or ints (MPICH) and may be reused after a free, so
 // entries are erased before the host frees the handle. Every change bumps `epoch`,
@@ -58,7 +66,7 @@ class TypeRegistry {
       if (it != entries_.end() && it->second.generation == generation && !it->second.built) {
         it->second.plan = std::move(made);
         it->second.built = true;
-        if (it->second.plan && it->second.committed) count(Counter::TypesAccelerated);
+        if (it->second.plan && it->second.committed) count(kAccelerated);
         detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
       }
       plan = it != entries_.end() ? it->second.plan.get() : nullptr;
@@ -365,7 +373,7 @@ std::shared_ptr<const TypePlan> share_plan(MPI_Datatype type) {
 }
 
 void record_commit(MPI_Datatype type) {
-  count(Counter::TypesCommitted);
+  count(kCommitted);
   if (!committed_handles().add(type)) registry().add_unbuilt(type, true);
 }
 

@@ -15,7 +15,6 @@
 #include "base/env.hpp"
 #include "codec/frame.hpp"
 #include "codec/metrics.hpp"
-#include "runtime/runtime.hpp"
 
 namespace loom::ops {
 namespace {
@@ -72,7 +71,7 @@ void init_codec_slot() {
     s.default_codec = codec_of(text, &error);
     if (s.default_codec) any_codec.store(true);
     if (!error.empty()) {
-      runtime::count(runtime::Counter::CompressBadSpec);
+      runtime::count(kCompressSpecRefused);
       int rank = 0;
       PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
       if (rank == 0)
@@ -130,7 +129,7 @@ int note_comm_info(MPI_Comm comm, MPI_Info info) {
     if (entry.codec) any_codec.store(true);
   }
   if (error.empty()) return MPI_SUCCESS;
-  runtime::count(runtime::Counter::CompressBadSpec);
+  runtime::count(kCompressSpecRefused);
   if (runtime::config().verbose)
     std::fprintf(stderr, "[loom] info loom_compress=%s: %s: this communicator stays uncompressed\n",
                  text.c_str(), error.c_str());

@@ -12,8 +12,28 @@
 #include <memory>
 
 #include "codec/codec.hpp"
+#include "runtime/counters.hpp"
 
 namespace loom::ops {
+
+// All-to-alls through the compressed exchange; those with compression requested left to the
+// host because no peer is on another node or compression does not pay (threshold), or the data
+// is not MPI_FLOAT/MPI_DOUBLE (type); raw bytes of the blocks for other ranks and the bytes that
+// went on the wire for them; time compressing and decompressing; codec specs refused
+// (LOOM_COMPRESS, the loom_compress info key).
+inline const runtime::Counter kCompressCalls = runtime::register_counter("compress", "", "calls");
+inline const runtime::Counter kCompressHostThreshold =
+    runtime::register_counter("compress", "host", "threshold");
+inline const runtime::Counter kCompressHostType =
+    runtime::register_counter("compress", "host", "type");
+inline const runtime::Counter kCompressRawBytes =
+    runtime::register_counter("compress", "bytes", "raw");
+inline const runtime::Counter kCompressWireBytes =
+    runtime::register_counter("compress", "bytes", "wire");
+inline const runtime::Counter kCompressCodecTime =
+    runtime::register_counter("compress", "codec", "time", runtime::Unit::Nanoseconds);
+inline const runtime::Counter kCompressSpecRefused =
+    runtime::register_counter("compress", "spec", "refused");
 
 // Reads LOOM_COMPRESS and LOOM_LINK_MBPS; called from MPI_Init (errors are printed there).
 void init_codec_slot();

@@ -23,7 +23,7 @@
 #include "mpi/type_registry.hpp"
 #include "ops/coll.hpp"
 #include "ops/compressed_alltoall.hpp"
-#include "runtime/runtime.hpp"
+#include "runtime/counters.hpp"
 #include "transport/select.hpp"
 #include "transport/staging.hpp"
 
@@ -33,6 +33,15 @@ using namespace loom::exec;       // NOLINT: the layers below
 using namespace loom::mpi;        // NOLINT: the layers below
 using namespace loom::transport;  // NOLINT: the layers below
 namespace {
+
+// Collectives with a derived datatype on this rank: Loom packed or unpacked its data, or the
+// host ran them with the user's types; Loom's bytes; and blocking neighbourhood all-to-alls (any
+// types) moved through the same-node shared-memory window.
+const Counter kPacked = register_counter("collectives", "", "packed");
+const Counter kHost = register_counter("collectives", "", "host");
+const Counter kBytes = register_counter("collectives", "", "bytes");
+const Counter kShared = register_counter("collectives", "", "shared");
+const bool kCollectivesFormat = format_area("collectives", {40});
 
 // Byte arithmetic on user addresses, which may be relative to MPI_BOTTOM (null).
 char* at(const void* base, int64_t offset) {
@@ -380,7 +389,7 @@ class Exchange final : public PendingOp {
   int start() {
     tally();
     if (!send.staged && !pack_recv) return MPI_SUCCESS;
-    KernelTimer timer(Counter::PackNanoseconds);
+    KernelTimer timer(kPackTime);
     int rc = MPI_SUCCESS;
     if (send.staged) rc = move(send, pack_send, true);
     if (rc == MPI_SUCCESS && pack_recv) rc = move(recv, pack_recv_select, true);
@@ -390,7 +399,7 @@ class Exchange final : public PendingOp {
   // The host collective returned `rc`: unpack what it received.
   int finish(int rc) {
     if (rc != MPI_SUCCESS || !unpack) return rc;
-    KernelTimer timer(Counter::UnpackNanoseconds);
+    KernelTimer timer(kUnpackTime);
     return move(recv, unpack_select, false);
   }
 
@@ -403,7 +412,7 @@ class Exchange final : public PendingOp {
     std::vector<int64_t> bytes(destinations.size());
     for (size_t k = 0; k < bytes.size(); ++k) bytes[k] = block_bytes(send, k);
     auto fill = [&](char* data) {
-      KernelTimer timer(Counter::PackNanoseconds);
+      KernelTimer timer(kPackTime);
       if (send.staged) return move(send, pack_send, true, data);
       for (size_t k = 0; k < bytes.size(); ++k) {
         std::memcpy(data, at(send.buffer, block_offset(send, k)), static_cast<size_t>(bytes[k]));
@@ -421,7 +430,7 @@ class Exchange final : public PendingOp {
       truncated = truncated || length > expected;
       const int64_t delivered = std::min(length, expected);
       if (delivered <= 0) return MPI_SUCCESS;
-      KernelTimer timer(Counter::UnpackNanoseconds);
+      KernelTimer timer(kUnpackTime);
       if (!recv.staged) {
         std::memcpy(at(recv.buffer, block_offset(recv, static_cast<size_t>(block))), data,
                     static_cast<size_t>(delivered));
@@ -441,7 +450,7 @@ class Exchange final : public PendingOp {
     const int rc = shared.exchange(destinations, bytes, fill, sources, drain);
     if (rc == SharedExchange::kNotExchanged) return rc;
     tally();
-    count(Counter::CollectiveShared);
+    count(kShared);
     if (rc == MPI_SUCCESS && truncated) {
       PMPI_Comm_call_errhandler(comm_, MPI_ERR_TRUNCATE);
       return MPI_ERR_TRUNCATE;
@@ -502,9 +511,8 @@ class Exchange final : public PendingOp {
     if (send.staged) add(send, pack_send);
     if (pack_recv) add(recv, pack_recv_select);
     if (unpack) add(recv, unpack_select);
-    if (loom_moves)
-      count_call(Counter::CollectivePacked, Counter::CollectivePackedBytes, loom_bytes);
-    if (host_moves) count(Counter::CollectiveHost);
+    if (loom_moves) count_call(kPacked, kBytes, loom_bytes);
+    if (host_moves) count(kHost);
   }
 
   // Moves the selected blocks between the user's memory and the staged layout at `staged`
@@ -547,7 +555,7 @@ bool any_left_to_host(const MPI_Datatype* types, int n) {
 // The host runs the call as the user wrote it: counted when a type Loom would have packed
 // is involved. Returns false, the answer of the `describe_*` functions.
 bool leave_to_host(bool types_left_to_host) {
-  if (types_left_to_host) count(Counter::CollectiveHost);
+  if (types_left_to_host) count(kHost);
   return false;
 }
 

@@ -6,11 +6,13 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,12 +22,19 @@
 #include "mpi/locality.hpp"
 #include "mpi/requests.hpp"
 #include "ops/codec_slot.hpp"
-#include "runtime/runtime.hpp"
+#include "runtime/counters.hpp"
 
 namespace loom::ops {
 using runtime::count;
 using runtime::Counter;
 namespace {
+
+bool compress_counted() {
+  return runtime::area_total("compress") > 0;
+}
+std::string compress_tail();  // below: ratio and the check's figures
+const bool kCompressFormat =
+    runtime::format_area("compress", {70, nullptr, compress_tail, compress_counted});
 
 using Clock = std::chrono::steady_clock;
 
@@ -203,7 +212,7 @@ class CompressedExchange final : public mpi::PendingOp {
 
   // Posts every receive, copies the own block, compresses and sends peer by peer.
   int start() {
-    count(Counter::CompressCalls);
+    count(kCompressCalls);
     const auto n = static_cast<size_t>(size_);
     // Receives: in the order the peers send to this rank (peer rank-k sends here at step k).
     // Only each block's first chunk is posted now: what follows depends on how it came
@@ -329,9 +338,9 @@ class CompressedExchange final : public mpi::PendingOp {
         }
       }
     }
-    count(Counter::CompressRawBytes, raw_bytes_);
-    count(Counter::CompressWireBytes, wire_bytes_);
-    count(Counter::CompressNanoseconds, codec_ns_);
+    count(kCompressRawBytes, raw_bytes_);
+    count(kCompressWireBytes, wire_bytes_);
+    count(kCompressCodecTime, codec_ns_);
     if (checked_) {
       CheckSummary& s = check_summary();
       const double psnr = sse_ == 0 ? std::numeric_limits<double>::infinity()
@@ -565,14 +574,14 @@ bool compressed_alltoallv(const void* sendbuf, const int* sendcounts, const int*
   // same on every rank of a correct program.
   const int kind = signature_kind(recvtype, 0);
   if (kind == 0 || (sendbuf != MPI_IN_PLACE && signature_kind(sendtype, 0) != kind)) {
-    count(Counter::CompressHostType);
+    count(kCompressHostType);
     return false;
   }
   bool elsewhere = false;
   for (int p = 0; p < size && !elsewhere; ++p)
     elsewhere = mpi::locality(comm, p) == model::Locality::OtherNode;
   if (!elsewhere) {
-    count(Counter::CompressHostThreshold);
+    count(kCompressHostThreshold);
     return false;
   }
   const codec::Element element = kind == 1 ? codec::Element::Float32 : codec::Element::Float64;
@@ -583,7 +592,7 @@ bool compressed_alltoallv(const void* sendbuf, const int* sendcounts, const int*
     return true;
   }
   if (!pays) {  // the codec is slower than the link on some rank: the host's exchange
-    count(Counter::CompressHostThreshold);
+    count(kCompressHostThreshold);
     return false;
   }
   auto ex =
@@ -635,5 +644,22 @@ void compress_check_summary(double* max_abs_error, double* min_psnr_db) {
   *max_abs_error = s.max_abs;
   *min_psnr_db = s.min_psnr;
 }
+
+namespace {
+std::string compress_tail() {
+  const uint64_t raw = runtime::total(kCompressRawBytes), wire = runtime::total(kCompressWireBytes);
+  char text[96];
+  std::snprintf(text, sizeof text, "ratio=%.3f",
+                wire ? static_cast<double>(raw) / static_cast<double>(wire) : 1.0);
+  std::string tail = text;
+  if (check_enabled()) {
+    double max_abs = 0, min_psnr = 0;
+    compress_check_summary(&max_abs, &min_psnr);
+    std::snprintf(text, sizeof text, " | check max_abs=%.6g psnr_min=%.2fdB", max_abs, min_psnr);
+    tail += text;
+  }
+  return tail;
+}
+}  // namespace
 
 }  // namespace loom::ops

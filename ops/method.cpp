@@ -21,12 +21,16 @@
 #include <vector>
 
 #include "loom/loom.h"
-#include "runtime/runtime.hpp"
+#include "runtime/counters.hpp"
 
 namespace loom::ops {
 using namespace loom::runtime;  // NOLINT: the layers below
 using namespace loom::mpi;      // NOLINT: the layers below
 namespace {
+
+// Kinds of message whose online trial kept the model's choice, and that overturned it.
+const Counter kTrialsKept = register_counter("p2p", "online trials", "kept");
+const Counter kTrialsSwitched = register_counter("p2p", "online trials", "switched");
 
 enum class Setting { Auto, Host, Pack };
 
@@ -187,7 +191,7 @@ void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
   type.settled[static_cast<int>(traffic)][static_cast<int>(where)][static_cast<int>(side)][bucket]
       .store(static_cast<uint8_t>(1 + static_cast<int>(*decided)), std::memory_order_relaxed);
   const bool kept = *decided == trial.prior();
-  count(kept ? Counter::TrialsKept : Counter::TrialsSwitched);
+  count(kept ? kTrialsKept : kTrialsSwitched);
   if (config().debug)
     std::fprintf(stderr, "[loom] pid %d trial: %s%s, %s, %lld+ bytes: %s -> %s %s\n",
                  static_cast<int>(getpid()), traffic == model::Traffic::Exchange ? "exchange " : "",

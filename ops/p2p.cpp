@@ -19,7 +19,7 @@
 #include "mpi/type_registry.hpp"
 #include "ops/method.hpp"
 #include "ops/p2p.hpp"
-#include "runtime/runtime.hpp"
+#include "runtime/counters.hpp"
 #include "transport/select.hpp"
 #include "transport/staging.hpp"
 
@@ -70,17 +70,17 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
   }
   if (!plan) {
     if (!config().disabled && type != MPI_DATATYPE_NULL)
-      count(send ? Counter::SendHost : Counter::RecvHost);
+      count(send ? transport::kSendHost : transport::kRecvHost);
     return {};
   }
   if (plan->plan.dense()) return {};
   if (send && plan->mixed_basic_types && !mpi::host_receives_packed_into_mixed_types()) {
-    count(Counter::SendHost);
+    count(transport::kSendHost);
     return {};
   }
   const int64_t bytes = static_cast<int64_t>(elements) * plan->plan.size();
   if (bytes <= 0 || bytes > INT_MAX) {
-    count(send ? Counter::SendHost : Counter::RecvHost);
+    count(send ? transport::kSendHost : transport::kRecvHost);
     return {};
   }
   Route r;
@@ -93,7 +93,7 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
   }
   r.bytes = bytes;
   if (choice.method != model::Method::Pack) {
-    count(send ? Counter::SendHost : Counter::RecvHost);
+    count(send ? transport::kSendHost : transport::kRecvHost);
     return r;
   }
   r.plan = plan;
@@ -129,11 +129,11 @@ class TrialClock {
 StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   {
-    KernelTimer timer(Counter::PackNanoseconds);
+    KernelTimer timer(kPackTime);
     exec::pack(r.plan->plan, buf, count, staging.data(),
                r.device ? exec::MemoryKind::Device : exec::MemoryKind::Host);
   }
-  count_call(Counter::SendPacked, Counter::SendPackedBytes, static_cast<uint64_t>(r.bytes));
+  count_call(transport::kSendPacked, transport::kSendBytes, static_cast<uint64_t>(r.bytes));
   return staging;
 }
 
@@ -169,10 +169,10 @@ class PersistentSend final : public PendingOp {
       : type_(std::move(type)), buf_(buf), count_(count), staging_(std::move(staging)) {}
   int on_start() override {
     {
-      KernelTimer timer(Counter::PackNanoseconds);
+      KernelTimer timer(kPackTime);
       exec::pack(type_->plan, buf_, count_, staging_.data(), exec::memory_kind(buf_));
     }
-    count_call(Counter::SendPacked, Counter::SendPackedBytes, staging_.size());
+    count_call(transport::kSendPacked, transport::kSendBytes, staging_.size());
     return MPI_SUCCESS;
   }
   int on_complete(MPI_Status*) override { return MPI_SUCCESS; }

@@ -10,17 +10,22 @@
 #include "mpi/quirks.hpp"
 #include "mpi/type_registry.hpp"
 #include "ops/pack.hpp"
-#include "runtime/runtime.hpp"
+#include "runtime/counters.hpp"
 
 namespace loom::ops {
 using namespace loom::runtime;  // NOLINT: the layers below
 using namespace loom::exec;     // NOLINT: the layers below
 using namespace loom::mpi;      // NOLINT: the layers below
 
-using namespace runtime;  // NOLINT: counters
-using namespace mpi;      // NOLINT: host table, plans
-
 namespace {
+
+// MPI_Pack and MPI_Unpack calls served by Loom or forwarded to the host, and Loom's bytes.
+const Counter kPackLoom = register_counter("pack", "MPI_Pack", "loom");
+const Counter kPackHost = register_counter("pack", "MPI_Pack", "host");
+const Counter kPackBytes = register_counter("pack", "MPI_Pack", "bytes");
+const Counter kUnpackLoom = register_counter("pack", "MPI_Unpack", "loom");
+const Counter kUnpackHost = register_counter("pack", "MPI_Unpack", "host");
+const Counter kUnpackBytes = register_counter("pack", "MPI_Unpack", "bytes");
 
 enum class Route { Loom, Host, Truncate };
 
@@ -55,7 +60,7 @@ int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, in
   int64_t bytes = 0;
   switch (route(incount, datatype, inbuf, outbuf, position, outsize, comm, false, &plan, &bytes)) {
     case Route::Host:
-      count(Counter::PackHost);
+      count(kPackHost);
       return host().Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
     case Route::Truncate:
       return raise_truncate(comm);
@@ -63,12 +68,12 @@ int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, in
       break;
   }
   {
-    KernelTimer timer(Counter::PackNanoseconds);
+    KernelTimer timer(kPackTime);
     char* out = static_cast<char*>(outbuf) + *position;
     exec::pack(plan->plan, inbuf, incount, out, exec::memory_kind(inbuf, outbuf));
   }
   *position += static_cast<int>(bytes);
-  count_call(Counter::PackLoom, Counter::PackBytes, static_cast<uint64_t>(bytes));
+  count_call(kPackLoom, kPackBytes, static_cast<uint64_t>(bytes));
   return MPI_SUCCESS;
 }
 
@@ -78,7 +83,7 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
   int64_t bytes = 0;
   switch (route(outcount, datatype, outbuf, inbuf, position, insize, comm, true, &plan, &bytes)) {
     case Route::Host:
-      count(Counter::UnpackHost);
+      count(kUnpackHost);
       return host().Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
     case Route::Truncate:
       return raise_truncate(comm);
@@ -86,12 +91,12 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
       break;
   }
   {
-    KernelTimer timer(Counter::UnpackNanoseconds);
+    KernelTimer timer(kUnpackTime);
     const char* in = static_cast<const char*>(inbuf) + *position;
     exec::unpack(plan->plan, in, outcount, outbuf, exec::memory_kind(inbuf, outbuf));
   }
   *position += static_cast<int>(bytes);
-  count_call(Counter::UnpackLoom, Counter::UnpackBytes, static_cast<uint64_t>(bytes));
+  count_call(kUnpackLoom, kUnpackBytes, static_cast<uint64_t>(bytes));
   return MPI_SUCCESS;
 }
 

@@ -1,9 +1,7 @@
-// Process-wide configuration (read once from the environment) and statistics.
+// Process-wide configuration, read once from the environment. Counters: runtime/counters.hpp.
 #pragma once
 
 #include <atomic>
-#include <chrono>
-#include <cstdint>
 
 #include "pack/kernels.hpp"
 
@@ -33,86 +31,5 @@ extern std::atomic<bool> mpi_thread_multiple;
 inline bool concurrent_calls() {
   return mpi_thread_multiple.load(std::memory_order_relaxed);
 }
-
-enum class Counter : int {
-  PackLoom,
-  PackHost,
-  UnpackLoom,
-  UnpackHost,
-  PackBytes,
-  UnpackBytes,
-  TypesCommitted,
-  TypesAccelerated,
-  PackNanoseconds,
-  UnpackNanoseconds,
-  // Point-to-point with a derived type: packed by Loom and sent as MPI_PACKED, or left
-  // to the host (by the model, LOOM_METHOD, or because Loom has no plan).
-  SendPacked,
-  SendHost,
-  SendPackedBytes,
-  RecvUnpacked,
-  RecvHost,
-  RecvUnpackedBytes,
-  // Collectives with a derived type: packed to bytes by Loom, or left to the host.
-  CollectivePacked,
-  CollectiveHost,
-  CollectivePackedBytes,
-  // Collectives whose bytes went through Loom's same-node shared-memory window.
-  CollectiveShared,
-  // Online trials of blocking point-to-point messages (ops/method.hpp) that confirmed
-  // the model's choice, and that overturned it.
-  TrialsKept,
-  TrialsSwitched,
-  // Messages a process sent to itself that Loom delivered (transport/self_channel.hpp), and
-  // communicators whose such messages went back to the host.
-  SelfDelivered,
-  SelfDeliveredBytes,
-  SelfDemoted,
-  // Buffers in device memory that Loom packed, unpacked or copied through its device executor
-  // (exec/device_memory.hpp), and their packed bytes.
-  DeviceStaged,
-  DeviceStagedBytes,
-  // Compressed all-to-alls (ops/compressed_alltoall.hpp, docs/compress.md): calls through
-  // Loom's compressed exchange; calls with compression requested left to the host because
-  // every peer shares this node (the threshold) or the data is not float/double; bad codec
-  // specs (LOOM_COMPRESS, the loom_compress info key); raw bytes sent to other ranks and the
-  // bytes that went on the wire for them; time spent compressing and decompressing.
-  CompressCalls,
-  CompressHostThreshold,
-  CompressHostType,
-  CompressBadSpec,
-  CompressRawBytes,
-  CompressWireBytes,
-  CompressNanoseconds,
-  kCount
-};
-
-// Adds to this thread's counter; each thread owns its block, so this is one relaxed
-// add with no sharing between threads.
-void count(Counter which, uint64_t amount = 1);
-// One served call and its bytes, with a single lookup of this thread's block.
-void count_call(Counter calls, Counter bytes, uint64_t amount);
-uint64_t total(Counter which);  // summed over all threads
-
-// Times a scope into a counter, only when LOOM_STATS is on.
-class KernelTimer {
- public:
-  explicit KernelTimer(Counter which) : which_(which), on_(config().stats) {
-    if (on_) start_ = std::chrono::steady_clock::now();
-  }
-  ~KernelTimer() {
-    if (on_)
-      count(which_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                              std::chrono::steady_clock::now() - start_)
-                                              .count()));
-  }
-  KernelTimer(const KernelTimer&) = delete;
-  KernelTimer& operator=(const KernelTimer&) = delete;
-
- private:
-  Counter which_;
-  bool on_;
-  std::chrono::steady_clock::time_point start_;
-};
 
 }  // namespace loom::runtime

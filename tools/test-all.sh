@@ -113,7 +113,7 @@ ctest --test-dir "$root/build/ubsan" --output-on-failure -j "$jobs"
 # whose own thread tests are the ones TSan can judge without the host MPI's internals.
 step "ThreadSanitizer (engines and their thread tests)"
 build "$root/build/tsan" \
-  "unit_tests executor_tests place_tests codec_tests test_match_basic test_match_reference test_match_threads" \
+  "unit_tests executor_tests place_tests codec_tests runtime_tests test_match_basic test_match_reference test_match_threads" \
   -DLOOM_MPI=openmpi -DLOOM_SANITIZE=thread -DLOOM_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ctest --test-dir "$root/build/tsan" --output-on-failure -L "unit|match"
 

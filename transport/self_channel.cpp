@@ -12,13 +12,19 @@
 #include "mpi/host.hpp"
 #include "mpi/requests.hpp"
 #include "mpi/type_registry.hpp"
-#include "runtime/runtime.hpp"
+#include "runtime/counters.hpp"
 #include "transport/staging.hpp"
 
 namespace loom::transport {
 using namespace loom::runtime;  // NOLINT: the layers below
 using namespace loom::mpi;      // NOLINT: the layers below
 namespace {
+
+// Messages a process sent to itself that Loom delivered, their bytes, and communicators whose
+// such messages went back to the host.
+const Counter kDelivered = register_counter("p2p", "to itself", "delivered");
+const Counter kDeliveredBytes = register_counter("p2p", "to itself", "bytes");
+const Counter kDemoted = register_counter("p2p", "to itself", "demoted");
 
 // The status of a message the channel delivered, as the host reports one: not cancelled, even
 // where the host's own request was withdrawn to make way for it.
@@ -134,7 +140,7 @@ SelfChannel& channel_locked(MPI_Comm comm, bool demoted) {
     PMPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &has_ub);
     slot = std::make_shared<SelfChannel>(comm, rank, has_ub && tag_ub ? *tag_ub : 32767,
                                          !inter && !demoted);
-    if (!inter && demoted) count(Counter::SelfDemoted);
+    if (!inter && demoted) count(kDemoted);
     channels_epoch.fetch_add(1, std::memory_order_release);
   }
   return *slot;
@@ -212,7 +218,7 @@ void SelfChannel::demote() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!active_) return;
   active_ = false;
-  count(Counter::SelfDemoted);
+  count(kDemoted);
   // Queued messages match no posted receive (they would have been delivered): the host now
   // gets them in their order, as messages the host's own engine could have packed.
   for (Queued& message : queued_) {
@@ -281,13 +287,13 @@ bool SelfChannel::send(const void* buf, int count, MPI_Datatype type, int tag, M
     }
     StagingBuffer staging(static_cast<size_t>(bytes));
     {
-      KernelTimer timer(Counter::PackNanoseconds);
+      KernelTimer timer(exec::kPackTime);
       exec::pack(plan->plan, buf, count, staging.data(), exec::MemoryKind::Host);
     }
     unpack_received(*it->plan, staging.data(), bytes, it->buf, it->count, false);
     it->receive->delivered(rank_, tag, bytes);
     pending_.erase(it);
-    count_call(Counter::SelfDelivered, Counter::SelfDeliveredBytes, static_cast<uint64_t>(bytes));
+    count_call(kDelivered, kDeliveredBytes, static_cast<uint64_t>(bytes));
     lock.unlock();
     *rc = request ? completed_send_request(tag, comm_, request) : MPI_SUCCESS;
     return true;
@@ -295,7 +301,7 @@ bool SelfChannel::send(const void* buf, int count, MPI_Datatype type, int tag, M
   if (mode == SendMode::Synchronous) return false;  // it would complete before its match
   StagingBuffer packed(static_cast<size_t>(bytes));
   {
-    KernelTimer timer(Counter::PackNanoseconds);
+    KernelTimer timer(exec::kPackTime);
     exec::pack(plan->plan, buf, count, packed.data(), exec::MemoryKind::Host);
   }
   queued_.push_back({tag, std::move(packed)});
@@ -332,7 +338,7 @@ bool SelfChannel::receive(void* buf, int count, MPI_Datatype type, int tag, MPI_
       return true;
     }
     unpack_received(*plan, message.packed.data(), bytes, buf, count, false);
-    count_call(Counter::SelfDelivered, Counter::SelfDeliveredBytes, static_cast<uint64_t>(bytes));
+    count_call(kDelivered, kDeliveredBytes, static_cast<uint64_t>(bytes));
     lock.unlock();
     if (!request) {
       fill_status(status, rank_, message.tag, bytes);
@@ -394,7 +400,7 @@ class SelfPersistentSend final : public PendingOp {
     if (channel_->send(buf_, count_, type_, tag_, nullptr, &rc)) return rc;
     StagingBuffer packed(static_cast<size_t>(count_) * static_cast<size_t>(plan_->plan.size()));
     {
-      KernelTimer timer(Counter::PackNanoseconds);
+      KernelTimer timer(exec::kPackTime);
       exec::pack(plan_->plan, buf_, count_, packed.data(), exec::MemoryKind::Host);
     }
     MPI_Request send = MPI_REQUEST_NULL;
@@ -474,7 +480,7 @@ void SelfChannel::start_receive(SelfReceive* receive, MPI_Request request, int t
       return;
     }
     unpack_received(*plan, message.packed.data(), bytes, buf, count, false);
-    count_call(Counter::SelfDelivered, Counter::SelfDeliveredBytes, static_cast<uint64_t>(bytes));
+    count_call(kDelivered, kDeliveredBytes, static_cast<uint64_t>(bytes));
     // Withdrawn at once: no message to oneself is in the host, so nothing matched it first.
     host().Cancel(&request);
     receive->delivered(rank_, message.tag, bytes);

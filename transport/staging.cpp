@@ -3,7 +3,7 @@
 #include "exec/execute.hpp"
 #include "mpi/quirks.hpp"
 #include "mpi/type_registry.hpp"
-#include "runtime/runtime.hpp"
+#include "runtime/counters.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -149,7 +149,7 @@ void unpack_received(const TypePlan& type, const char* staged, int64_t received,
   if (size <= 0 || received <= 0) return;
   const int64_t whole = std::min<int64_t>(received / size, count);
   const exec::MemoryKind kind = exec::memory_kind(buf);
-  KernelTimer timer(Counter::UnpackNanoseconds);
+  KernelTimer timer(exec::kUnpackTime);
   exec::unpack(type.plan, staged, whole, buf, kind);
   const int64_t rest = std::min(received - whole * size, size);
   if (whole < count && rest > 0) {
@@ -159,8 +159,7 @@ void unpack_received(const TypePlan& type, const char* staged, int64_t received,
     std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
     exec::unpack(type.plan, merged.data(), 1, element, kind);
   }
-  if (as_receive)
-    count_call(Counter::RecvUnpacked, Counter::RecvUnpackedBytes, static_cast<uint64_t>(received));
+  if (as_receive) count_call(kRecvUnpacked, kRecvBytes, static_cast<uint64_t>(received));
 }
 
 int64_t received_bytes(const MPI_Status& status, int error) {

@@ -8,12 +8,23 @@
 #include <utility>
 
 #include "mpi/requests.hpp"
+#include "runtime/counters.hpp"
 
 namespace loom::mpi {
 struct TypePlan;
 }
 
 namespace loom::transport {
+
+// Point-to-point calls with a derived datatype (contiguous ones are not counted): packed by Loom
+// and sent as MPI_PACKED or staged and unpacked by Loom, or left to the host; Loom's bytes.
+inline const runtime::Counter kSendPacked = runtime::register_counter("p2p", "send", "packed");
+inline const runtime::Counter kSendHost = runtime::register_counter("p2p", "send", "host");
+inline const runtime::Counter kSendBytes = runtime::register_counter("p2p", "send", "bytes");
+inline const runtime::Counter kRecvUnpacked = runtime::register_counter("p2p", "recv", "unpacked");
+inline const runtime::Counter kRecvHost = runtime::register_counter("p2p", "recv", "host");
+inline const runtime::Counter kRecvBytes = runtime::register_counter("p2p", "recv", "bytes");
+inline const bool kP2pFormat = runtime::format_area("p2p", {30});
 
 class StagingBuffer {
  public:

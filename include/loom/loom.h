@@ -78,6 +78,11 @@ int loom_type_is_accelerated(MPI_Datatype type);
  * Returns the length the full description needs. */
 int loom_type_describe(MPI_Datatype type, char* buf, int buflen);
 void loom_get_stats(loom_stats* out);
+/* Any counter Loom registered, by the name its LOOM_STATS line shows: "area.group.key" (or
+ * "area.key"), spaces written '_', e.g. "p2p.send.packed", "p2p.online_trials.kept",
+ * "pack.kernel_time.pack" (nanoseconds). Returns 1 and sets *value (summed over threads), or 0
+ * when no counter has that name. */
+int loom_get_counter(const char* name, uint64_t* value);
 
 /* How a blocking point-to-point message (MPI_Send, MPI_Recv: one-way traffic in
  * docs/model.md) of `count` elements of `type` would be sent to a peer on this
