@@ -87,9 +87,10 @@ int parse_options(int argc, char** argv, Options* opt) {
           opt->double_precision = true;
           return OptionParse::Taken;
         }
-        if (arg != "--sizes" && arg != "--modes" && arg != "--data") return OptionParse::NotMine;
-        const char* v = option_value(argc, argv, i, kTool, arg.c_str());
-        if (!v) return OptionParse::Bad;
+        const char* v = nullptr;
+        const OptionParse got =
+            value_option(argc, argv, i, kTool, arg, {"--sizes", "--modes", "--data"}, &v);
+        if (got != OptionParse::Taken) return got;
         if (arg == "--sizes") {
           if (!parse_size_list(kTool, "--sizes", v, &opt->sizes)) return OptionParse::Bad;
           sizes_given = true;

@@ -77,10 +77,10 @@ int parse_options(int argc, char** argv, Options* opt) {
             std::printf("%-16s %-5s %s\n", e.name, e.family, e.origin);
           return OptionParse::Done;
         }
-        if (arg != "--sizes" && arg != "--types" && arg != "--max-span")
-          return OptionParse::NotMine;
-        const char* v = option_value(argc, argv, i, kTool, arg.c_str());
-        if (!v) return OptionParse::Bad;
+        const char* v = nullptr;
+        const OptionParse got =
+            value_option(argc, argv, i, kTool, arg, {"--sizes", "--types", "--max-span"}, &v);
+        if (got != OptionParse::Taken) return got;
         if (arg == "--sizes") {
           if (!parse_size_list(kTool, "size", v, &opt->sizes)) return OptionParse::Bad;
           sizes_given = true;

@@ -79,19 +79,18 @@ int parse_options(int argc, char** argv, Options* opt) {
   bool sizes_given = false, blocks_given = false;
   const int parsed = parse_subcommand_options(
       argc, argv, kTool, opt, print_help, [&](const std::string& arg, int* i) {
-        if (arg == "--sizes" || arg == "--blocks") {
-          const bool sizes = arg == "--sizes";
-          const char* v = option_value(argc, argv, i, kTool, arg.c_str());
-          if (!v || !parse_size_list(kTool, sizes ? "size" : "block size", v,
-                                     sizes ? &opt->sizes : &opt->blocks))
-            return OptionParse::Bad;
-          (sizes ? sizes_given : blocks_given) = true;
-        } else if (arg == "--shapes") {
-          const char* v = option_value(argc, argv, i, kTool, "--shapes");
-          if (!v) return OptionParse::Bad;
+        const char* v = nullptr;
+        const OptionParse got =
+            value_option(argc, argv, i, kTool, arg, {"--sizes", "--blocks", "--shapes"}, &v);
+        if (got != OptionParse::Taken) return got;
+        if (arg == "--shapes") {
           opt->shape_filters = split_commas(v);
         } else {
-          return OptionParse::NotMine;
+          const bool sizes = arg == "--sizes";
+          if (!parse_size_list(kTool, sizes ? "size" : "block size", v,
+                               sizes ? &opt->sizes : &opt->blocks))
+            return OptionParse::Bad;
+          (sizes ? sizes_given : blocks_given) = true;
         }
         return OptionParse::Taken;
       });

@@ -292,6 +292,14 @@ const char* option_value(int argc, char** argv, int* i, const char* tool, const 
   return argv[++*i];
 }
 
+OptionParse value_option(int argc, char** argv, int* i, const char* tool, const std::string& arg,
+                         std::initializer_list<const char*> names, const char** value) {
+  if (std::none_of(names.begin(), names.end(), [&](const char* n) { return arg == n; }))
+    return OptionParse::NotMine;
+  *value = option_value(argc, argv, i, tool, arg.c_str());
+  return *value ? OptionParse::Taken : OptionParse::Bad;
+}
+
 int bad_option_value(const char* tool, const char* option) {
   std::fprintf(stderr, "%s: bad value for %s\n", tool, option);
   return 2;
@@ -330,9 +338,10 @@ OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* too
     out->quick = true;
     return OptionParse::Taken;
   }
-  if (arg != "--reps" && arg != "--time" && arg != "--json") return OptionParse::NotMine;
-  const char* v = option_value(argc, argv, i, tool, arg.c_str());
-  if (!v) return OptionParse::Bad;
+  const char* v = nullptr;
+  const OptionParse got =
+      value_option(argc, argv, i, tool, arg, {"--reps", "--time", "--json"}, &v);
+  if (got != OptionParse::Taken) return got;
   if (arg == "--reps") {
     if (!parse_positive(v, &out->max_reps)) {
       bad_option_value(tool, "--reps (a whole number >= 1)");

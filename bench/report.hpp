@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,6 +94,11 @@ struct SamplingOptions {
 // bad (the parser has said why on stderr), or one that ends the run at once with exit code 0
 // (--help, --list).
 enum class OptionParse { NotMine, Taken, Bad, Done };
+
+// For options that take a value: NotMine when `arg` is none of `names`; Bad (said on stderr)
+// when its value is missing; otherwise Taken, with *value the argument after it (*i advanced).
+OptionParse value_option(int argc, char** argv, int* i, const char* tool, const std::string& arg,
+                         std::initializer_list<const char*> names, const char** value);
 
 // Walks a subcommand's argv: the sampling options (unless `sampling` is null) and --help/-h
 // (`usage` to stdout) are taken here, every other argument by `own(arg, &i)`; NotMine from it
