@@ -82,15 +82,13 @@ std::vector<std::string> split_modes(const std::string& text) {
 int parse_options(int argc, char** argv, Options* opt) {
   bool sizes_given = false;
   const int parsed = parse_subcommand_options(
-      argc, argv, kTool, opt, print_help, [&](const std::string& arg, int* i) {
+      argc, argv, kTool, opt, print_help, {"--sizes", "--modes", "--data"},
+      [&](const std::string& arg, const char* v) {
         if (arg == "--double") {
           opt->double_precision = true;
           return OptionParse::Taken;
         }
-        const char* v = nullptr;
-        const OptionParse got =
-            value_option(argc, argv, i, kTool, arg, {"--sizes", "--modes", "--data"}, &v);
-        if (got != OptionParse::Taken) return got;
+        if (!v) return OptionParse::NotMine;
         if (arg == "--sizes") {
           if (!parse_size_list(kTool, "--sizes", v, &opt->sizes)) return OptionParse::Bad;
           sizes_given = true;

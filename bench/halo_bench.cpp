@@ -112,12 +112,9 @@ OptionParse parse_halo_option(const std::string& arg, const char* v, Options* op
 int parse_options(int argc, char** argv, Options* opt) {
   bool n_given = false;
   const int parsed = parse_subcommand_options(
-      argc, argv, kTool, opt, print_help, [&](const std::string& arg, int* i) {
-        if (arg != "--n" && arg != "--radius" && arg != "--fields" && arg != "--layout" &&
-            arg != "--variants")
-          return OptionParse::NotMine;
-        return parse_halo_option(arg, option_value(argc, argv, i, kTool, arg.c_str()), opt,
-                                 &n_given);
+      argc, argv, kTool, opt, print_help, {"--n", "--radius", "--fields", "--layout", "--variants"},
+      [&](const std::string& arg, const char* v) {
+        return v ? parse_halo_option(arg, v, opt, &n_given) : OptionParse::NotMine;
       });
   if (parsed >= 0) return parsed;
   if (opt->quick && !n_given) opt->ns = {16};

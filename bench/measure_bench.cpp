@@ -129,21 +129,17 @@ void print_help(FILE* out) {
 
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* opt) {
-  return parse_subcommand_options(
-      argc, argv, kTool, nullptr, print_help, [&](const std::string& arg, int* i) {
-        if (arg == "--quick") {
-          opt->quick = true;
-        } else if (arg == "--out") {
-          if (*i + 1 >= argc || !*argv[*i + 1]) {
-            std::fprintf(stderr, "%s: --out needs a file name\n", kTool);
-            return OptionParse::Bad;
-          }
-          opt->out = argv[++*i];
-        } else {
-          return OptionParse::NotMine;
-        }
-        return OptionParse::Taken;
-      });
+  return parse_subcommand_options(argc, argv, kTool, nullptr, print_help, {"--out"},
+                                  [&](const std::string& arg, const char* v) {
+                                    if (arg == "--quick") {
+                                      opt->quick = true;
+                                    } else if (arg == "--out") {
+                                      opt->out = v;
+                                    } else {
+                                      return OptionParse::NotMine;
+                                    }
+                                    return OptionParse::Taken;
+                                  });
 }
 
 // Page-aligned and written once, so no page faults land in a timed sample.

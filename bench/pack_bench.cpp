@@ -71,16 +71,14 @@ void print_help(FILE* out) {
 int parse_options(int argc, char** argv, Options* opt) {
   bool sizes_given = false;
   const int parsed = parse_subcommand_options(
-      argc, argv, kTool, opt, print_help, [&](const std::string& arg, int* i) {
+      argc, argv, kTool, opt, print_help, {"--sizes", "--types", "--max-span"},
+      [&](const std::string& arg, const char* v) {
         if (arg == "--list") {
           for (const auto& e : pack_corpus())
             std::printf("%-16s %-5s %s\n", e.name, e.family, e.origin);
           return OptionParse::Done;
         }
-        const char* v = nullptr;
-        const OptionParse got =
-            value_option(argc, argv, i, kTool, arg, {"--sizes", "--types", "--max-span"}, &v);
-        if (got != OptionParse::Taken) return got;
+        if (!v) return OptionParse::NotMine;
         if (arg == "--sizes") {
           if (!parse_size_list(kTool, "size", v, &opt->sizes)) return OptionParse::Bad;
           sizes_given = true;

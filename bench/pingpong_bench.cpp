@@ -78,11 +78,9 @@ void print_help(FILE* out) {
 int parse_options(int argc, char** argv, Options* opt) {
   bool sizes_given = false, blocks_given = false;
   const int parsed = parse_subcommand_options(
-      argc, argv, kTool, opt, print_help, [&](const std::string& arg, int* i) {
-        const char* v = nullptr;
-        const OptionParse got =
-            value_option(argc, argv, i, kTool, arg, {"--sizes", "--blocks", "--shapes"}, &v);
-        if (got != OptionParse::Taken) return got;
+      argc, argv, kTool, opt, print_help, {"--sizes", "--blocks", "--shapes"},
+      [&](const std::string& arg, const char* v) {
+        if (!v) return OptionParse::NotMine;
         if (arg == "--shapes") {
           opt->shape_filters = split_commas(v);
         } else {

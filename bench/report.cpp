@@ -284,22 +284,6 @@ int64_t cpu_cache_bytes(const char* sysfs_index, int sysconf_name, int64_t fallb
   return v > 0 ? v : fallback;
 }
 
-const char* option_value(int argc, char** argv, int* i, const char* tool, const char* option) {
-  if (*i + 1 >= argc) {
-    std::fprintf(stderr, "%s: %s needs a value\n", tool, option);
-    return nullptr;
-  }
-  return argv[++*i];
-}
-
-OptionParse value_option(int argc, char** argv, int* i, const char* tool, const std::string& arg,
-                         std::initializer_list<const char*> names, const char** value) {
-  if (std::none_of(names.begin(), names.end(), [&](const char* n) { return arg == n; }))
-    return OptionParse::NotMine;
-  *value = option_value(argc, argv, i, tool, arg.c_str());
-  return *value ? OptionParse::Taken : OptionParse::Bad;
-}
-
 int bad_option_value(const char* tool, const char* option) {
   std::fprintf(stderr, "%s: bad value for %s\n", tool, option);
   return 2;
@@ -330,18 +314,22 @@ void SamplingOptions::write_json(JsonWriter& j) const {
 
 namespace {
 
-// Takes argv[*i] (and its value) if it is a sampling option.
-OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* tool,
+bool named(const std::string& arg, std::initializer_list<const char*> names) {
+  return std::any_of(names.begin(), names.end(), [&](const char* n) { return arg == n; });
+}
+
+bool sampling_takes_value(const std::string& arg) {
+  return arg == "--reps" || arg == "--time" || arg == "--json";
+}
+
+// Takes `arg` (with its value `v`, for those that take one) if it is a sampling option.
+OptionParse parse_sampling_option(const std::string& arg, const char* v, const char* tool,
                                   SamplingOptions* out) {
-  const std::string arg = argv[*i];
   if (arg == "--quick") {
     out->quick = true;
     return OptionParse::Taken;
   }
-  const char* v = nullptr;
-  const OptionParse got =
-      value_option(argc, argv, i, tool, arg, {"--reps", "--time", "--json"}, &v);
-  if (got != OptionParse::Taken) return got;
+  if (!sampling_takes_value(arg)) return OptionParse::NotMine;
   if (arg == "--reps") {
     if (!parse_positive(v, &out->max_reps)) {
       bad_option_value(tool, "--reps (a whole number >= 1)");
@@ -366,19 +354,25 @@ OptionParse parse_sampling_option(int argc, char** argv, int* i, const char* too
 }  // namespace
 
 int parse_subcommand_options(int argc, char** argv, const char* tool, SamplingOptions* sampling,
-                             void (*usage)(FILE*),
-                             const std::function<OptionParse(const std::string&, int*)>& own) {
+                             void (*usage)(FILE*), std::initializer_list<const char*> valued,
+                             const OwnOption& own) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    OptionParse parsed =
-        sampling ? parse_sampling_option(argc, argv, &i, tool, sampling) : OptionParse::NotMine;
-    if (parsed == OptionParse::NotMine) {
-      if (arg == "--help" || arg == "-h") {
-        usage(stdout);
-        return 0;
-      }
-      parsed = own(arg, &i);
+    if (arg == "--help" || arg == "-h") {
+      usage(stdout);
+      return 0;
     }
+    const bool sampling_option = sampling && (arg == "--quick" || sampling_takes_value(arg));
+    const char* value = nullptr;
+    if (sampling_option ? arg != "--quick" : named(arg, valued)) {
+      if (i + 1 >= argc || !*argv[i + 1]) {
+        std::fprintf(stderr, "%s: %s needs a value\n", tool, arg.c_str());
+        return 2;
+      }
+      value = argv[++i];
+    }
+    const OptionParse parsed =
+        sampling_option ? parse_sampling_option(arg, value, tool, sampling) : own(arg, value);
     switch (parsed) {
       case OptionParse::Taken:
         continue;

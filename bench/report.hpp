@@ -57,10 +57,8 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// Option parsing shared by the subcommands. `option_value` returns the argument after
-// argv[*i] and advances *i, or says "<tool>: <option> needs a value" and returns null;
+// Option parsing shared by the subcommands (parse_subcommand_options below):
 // `bad_option_value` says "<tool>: bad value for <option>" and returns exit code 2.
-const char* option_value(int argc, char** argv, int* i, const char* tool, const char* option);
 int bad_option_value(const char* tool, const char* option);
 
 // A whole number in [1, 2^20]; false on anything else.
@@ -95,18 +93,15 @@ struct SamplingOptions {
 // (--help, --list).
 enum class OptionParse { NotMine, Taken, Bad, Done };
 
-// For options that take a value: NotMine when `arg` is none of `names`; Bad (said on stderr)
-// when its value is missing; otherwise Taken, with *value the argument after it (*i advanced).
-OptionParse value_option(int argc, char** argv, int* i, const char* tool, const std::string& arg,
-                         std::initializer_list<const char*> names, const char** value);
-
 // Walks a subcommand's argv: the sampling options (unless `sampling` is null) and --help/-h
-// (`usage` to stdout) are taken here, every other argument by `own(arg, &i)`; NotMine from it
-// is an unknown option, said on stderr with the usage. Returns -1 to go on, or the exit code
-// (0 after --help or Done, 2).
+// (`usage` to stdout) are taken here, every other argument by `own(arg, value)`: an option
+// named in `valued` comes with the argument after it (missing or empty: "<tool>: <option> needs
+// a value", exit 2), any other with a null value. NotMine from `own` is an unknown option, said
+// on stderr with the usage. Returns -1 to go on, or the exit code (0 after --help or Done, 2).
+using OwnOption = std::function<OptionParse(const std::string& arg, const char* value)>;
 int parse_subcommand_options(int argc, char** argv, const char* tool, SamplingOptions* sampling,
-                             void (*usage)(FILE*),
-                             const std::function<OptionParse(const std::string&, int*)>& own);
+                             void (*usage)(FILE*), std::initializer_list<const char*> valued,
+                             const OwnOption& own);
 
 // "64", "4K", "16MiB", "1.5M" -> bytes (K/M/G are binary units). False on malformed input.
 bool parse_size(const std::string& text, int64_t* out);

@@ -549,16 +549,14 @@ PackRow run_pack_case(const Options& o, const PackCase& c, pack::device::Executo
 
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* o) {
-  const int parsed =
-      parse_subcommand_options(argc, argv, kTool, o, usage, [&](const std::string& a, int* i) {
+  const int parsed = parse_subcommand_options(
+      argc, argv, kTool, o, usage, {"--max-transfer", "--sizes", "--types", "--loop-blocks"},
+      [&](const std::string& a, const char* v) {
         if (a == "--transfers-only" || a == "--packs-only") {
           (a == "--transfers-only" ? o->packs : o->transfers) = false;
           return OptionParse::Taken;
         }
-        if (a != "--max-transfer" && a != "--sizes" && a != "--types" && a != "--loop-blocks")
-          return OptionParse::NotMine;
-        const char* v = option_value(argc, argv, i, kTool, a.c_str());
-        if (!v) return OptionParse::Bad;
+        if (!v) return OptionParse::NotMine;
         if (a == "--sizes") {
           return parse_size_list(kTool, "--sizes", v, &o->pack_sizes) ? OptionParse::Taken
                                                                       : OptionParse::Bad;

@@ -80,11 +80,10 @@ double time_trip(const Options& o, int rank, Trip&& trip) {
 
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* o) {
-  const int parsed =
-      parse_subcommand_options(argc, argv, kTool, o, usage, [&](const std::string& a, int* i) {
-        if (a != "--sizes" && a != "--blocks") return OptionParse::NotMine;
-        const char* v = option_value(argc, argv, i, kTool, a.c_str());
-        if (!v) return OptionParse::Bad;
+  const int parsed = parse_subcommand_options(
+      argc, argv, kTool, o, usage, {"--sizes", "--blocks"},
+      [&](const std::string& a, const char* v) {
+        if (!v) return OptionParse::NotMine;
         if (a == "--sizes")
           return parse_size_list(kTool, "--sizes", v, &o->sizes) ? OptionParse::Taken
                                                                  : OptionParse::Bad;
