@@ -1,0 +1,217 @@
+// MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw and their non-blocking forms (ops/coll.hpp). Float
+// data for other nodes may go through the compressed exchange (ops/compressed_alltoall.hpp).
+
+#include "ops/coll.hpp"
+#include "ops/coll_exchange.hpp"
+#include "ops/compressed_alltoall.hpp"
+
+namespace loom::ops {
+using namespace loom::ops::coll;  // NOLINT: the shared machinery
+namespace {
+
+// All-to-all family: MPI_IN_PLACE takes the data to send from the receive side.
+bool describe_all_to_all(Exchange& ex, bool in_place, const UserSide& send, const UserSide& recv) {
+  if (!describe_sides(ex, in_place ? nullptr : &send, &recv)) return false;
+  if (in_place) {
+    ex.pack_recv = ex.recv.staged;
+    ex.send.buffer = MPI_IN_PLACE;
+    ex.send.count = ex.recv.count;
+  }
+  return true;
+}
+
+bool describe_alltoall(Exchange& ex, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  int rank, size;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const MPI_Datatype sent = in_place ? MPI_DATATYPE_NULL : sendtype;
+  if (!serves(comm, &rank, &size, {sent, recvtype})) return false;
+  if (!describe_all_to_all(ex, in_place, uniform(sendbuf, size, sendcount, sendtype),
+                           uniform(recvbuf, size, recvcount, recvtype)))
+    return leave_to_host(any_left_to_host({sent, recvtype}));
+  return true;
+}
+
+bool describe_alltoallv(Exchange& ex, const void* sendbuf, const int* sendcounts,
+                        const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                        const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+                        MPI_Comm comm) {
+  int rank, size;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const MPI_Datatype sent = in_place ? MPI_DATATYPE_NULL : sendtype;
+  if (!serves(comm, &rank, &size, {sent, recvtype})) return false;
+  if (!describe_all_to_all(ex, in_place, varying(sendbuf, size, sendcounts, sdispls, sendtype),
+                           varying(recvbuf, size, recvcounts, rdispls, recvtype)))
+    return leave_to_host(any_left_to_host({sent, recvtype}));
+  return true;
+}
+
+bool describe_alltoallw(Exchange& ex, const void* sendbuf, const int* sendcounts,
+                        const int* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+                        const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes,
+                        MPI_Comm comm) {
+  int rank, size;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (!intracommunicator(comm, &rank, &size)) {
+    if (!config().disabled && comm != MPI_COMM_NULL) {
+      int peers = 0;
+      PMPI_Comm_remote_size(comm, &peers);
+      leave_to_host((!in_place && any_left_to_host(sendtypes, peers)) ||
+                    any_left_to_host(recvtypes, peers));
+    }
+    return false;
+  }
+  if (!describe_all_to_all(ex, in_place,
+                           per_type(sendbuf, size, sendcounts, sdispls, nullptr, sendtypes),
+                           per_type(recvbuf, size, recvcounts, rdispls, nullptr, recvtypes)))
+    return leave_to_host((!in_place && any_left_to_host(sendtypes, size)) ||
+                         any_left_to_host(recvtypes, size));
+  return true;
+}
+
+// The send arrays of an in-place all-to-all are ignored; the receive side's stand in.
+const int* send_counts(const Exchange& ex) {
+  return ex.send.buffer == MPI_IN_PLACE ? ex.recv.counts.data() : ex.send.counts.data();
+}
+
+const int* send_displs(const Exchange& ex) {
+  return ex.send.buffer == MPI_IN_PLACE ? ex.recv.displs.data() : ex.send.displs.data();
+}
+
+const MPI_Datatype* send_types(const Exchange& ex) {
+  return ex.send.buffer == MPI_IN_PLACE ? ex.recv.types.data() : ex.send.types.data();
+}
+
+}  // namespace
+
+// ---- All-to-all -------------------------------------------------------------------------
+
+int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (int rc; compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                  nullptr, &rc))
+    return rc;
+  return run_blocking(
+      comm,
+      [&](Exchange& ex) {
+        return describe_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm);
+      },
+      [&](Exchange& ex) {
+        return host().Alltoall(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
+                               ex.recv.count, MPI_BYTE, comm);
+      },
+      [&] {
+        return host().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+      });
+}
+
+int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (int rc; request && compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, request, &rc))
+    return rc;
+  return run_nonblocking(
+      comm, request,
+      [&](Exchange& ex) {
+        return describe_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm);
+      },
+      [&](Exchange& ex) {
+        return host().Ialltoall(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
+                                ex.recv.count, MPI_BYTE, comm, request);
+      },
+      [&] {
+        return host().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                request);
+      });
+}
+
+int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm) {
+  if (int rc; compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, comm, nullptr, &rc))
+    return rc;
+  return run_blocking(
+      comm,
+      [&](Exchange& ex) {
+        return describe_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                  rdispls, recvtype, comm);
+      },
+      [&](Exchange& ex) {
+        return host().Alltoallv(ex.send.buffer, send_counts(ex), send_displs(ex), MPI_BYTE,
+                                ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
+                                MPI_BYTE, comm);
+      },
+      [&] {
+        return host().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
+      });
+}
+
+int ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (int rc; request && compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, request, &rc))
+    return rc;
+  return run_nonblocking(
+      comm, request,
+      [&](Exchange& ex) {
+        return describe_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                  rdispls, recvtype, comm);
+      },
+      [&](Exchange& ex) {
+        return host().Ialltoallv(ex.send.buffer, send_counts(ex), send_displs(ex), MPI_BYTE,
+                                 ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
+                                 MPI_BYTE, comm, request);
+      },
+      [&] {
+        return host().Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, request);
+      });
+}
+
+int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return run_blocking(
+      comm,
+      [&](Exchange& ex) {
+        return describe_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                  rdispls, recvtypes, comm);
+      },
+      [&](Exchange& ex) {
+        return host().Alltoallw(ex.send.buffer, send_counts(ex), send_displs(ex), send_types(ex),
+                                ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
+                                ex.recv.types.data(), comm);
+      },
+      [&] {
+        return host().Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                rdispls, recvtypes, comm);
+      });
+}
+
+int ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+               const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+               MPI_Request* request) {
+  return run_nonblocking(
+      comm, request,
+      [&](Exchange& ex) {
+        return describe_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                  rdispls, recvtypes, comm);
+      },
+      [&](Exchange& ex) {
+        return host().Ialltoallw(ex.send.buffer, send_counts(ex), send_displs(ex), send_types(ex),
+                                 ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
+                                 ex.recv.types.data(), comm, request);
+      },
+      [&] {
+        return host().Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                 rdispls, recvtypes, comm, request);
+      });
+}
+
+}  // namespace loom::ops

@@ -1,0 +1,412 @@
+// What every collective shares (internal to ops/): how one side of a call reaches the host as
+// bytes (describe_side), the Exchange that packs before and unpacks after the host collective,
+// and run_blocking/run_nonblocking. Each family (coll_alltoall.cpp, coll_gather.cpp,
+// coll_neighbour.cpp) describes its calls with these.
+//
+// Data-movement collectives (all-to-all, gather, scatter, broadcast,
+// neighbourhood) with any datatypes. All ranks of a collective must describe their data
+// consistently, and no rank can learn its peers' datatypes without communicating, so while
+// Loom is active every rank hands the host *bytes*: dense buffers pass straight through as
+// MPI_BYTE, other types are packed into pooled staging buffers (by Loom's plan, or by the
+// host's MPI_Pack when Loom has none) and unpacked after the host collective. Each
+// collective's layout is described once (`describe_*`), for its blocking and non-blocking
+// forms. Intercommunicators, LOOM_DISABLE=1 and byte counts or displacements beyond an int
+// go to the host unchanged. See docs/collectives.md.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "exec/execute.hpp"
+#include "mpi/host.hpp"
+#include "mpi/requests.hpp"
+#include "mpi/topology.hpp"
+#include "mpi/type_registry.hpp"
+#include "runtime/counters.hpp"
+#include "transport/select.hpp"
+#include "transport/staging.hpp"
+
+namespace loom::ops::coll {
+using namespace loom::runtime;    // NOLINT: the layers below
+using namespace loom::exec;       // NOLINT: the layers below
+using namespace loom::mpi;        // NOLINT: the layers below
+using namespace loom::transport;  // NOLINT: the layers below
+
+// Collectives with a derived datatype on this rank: Loom packed or unpacked its data, or the
+// host ran them with the user's types; Loom's bytes; and blocking neighbourhood all-to-alls (any
+// types) moved through the same-node shared-memory window.
+inline const Counter kPacked = register_counter("collectives", "", "packed");
+inline const Counter kHost = register_counter("collectives", "", "host");
+inline const Counter kBytes = register_counter("collectives", "", "bytes");
+inline const Counter kShared = register_counter("collectives", "", "shared");
+inline const bool kCollectivesFormat = format_area("collectives", {40});
+
+// Byte arithmetic on user addresses, which may be relative to MPI_BOTTOM (null).
+char* at(const void* base, int64_t offset);
+
+bool fits_int(int64_t value);
+
+bool is_named(MPI_Datatype type);
+
+// How elements of one datatype become bytes on this rank.
+struct TypeRoute {
+  enum class Kind : uint8_t {
+    Direct,    // contiguous: the user's memory is the bytes
+    Plan,      // Loom's plan packs and unpacks
+    HostPack,  // no Loom plan: the host's MPI_Pack/MPI_Unpack
+  };
+  Kind kind = Kind::Direct;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  const TypePlan* plan = nullptr;
+  int64_t size = 0, extent = 0;
+  int64_t first_byte = 0;  // Direct: where the bytes start, relative to the element's origin
+  // Plan: the user's memory kind (exec/execute.hpp), device memory staged through Loom's plan.
+  exec::MemoryKind memory = exec::MemoryKind::Host;
+};
+
+bool route_of(MPI_Datatype type, TypeRoute* route);
+
+// A side in device memory is always staged, so that the host reads and writes host memory
+// only; false where that cannot be (the host's MPI_Pack cannot read device memory).
+bool route_device_side(TypeRoute* route);
+
+// One side (send or receive) of a collective on this rank, as the user described it:
+// `blocks` peer blocks in the buffer at `base`.
+struct UserSide {
+  enum class Shape : uint8_t {
+    Uniform,  // `count` elements of `type` per block, blocks back to back
+    Varying,  // `counts[i]` elements of `type` at `displs[i]` extents
+    PerType,  // `counts[i]` elements of `types[i]` at `displs[i]` (or `aint_displs[i]`) bytes
+  };
+  Shape shape = Shape::Uniform;
+  const void* base = nullptr;
+  int blocks = 0;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  const int* counts = nullptr;
+  const int* displs = nullptr;
+  const MPI_Aint* aint_displs = nullptr;
+  const MPI_Datatype* types = nullptr;
+};
+
+UserSide uniform(const void* base, int blocks, int count, MPI_Datatype type);
+
+UserSide varying(const void* base, int blocks, const int* counts, const int* displs,
+                 MPI_Datatype type);
+
+UserSide per_type(const void* base, int blocks, const int* counts, const int* displs,
+                  const MPI_Aint* aint_displs, const MPI_Datatype* types);
+
+// Blocks [first, first + blocks) of one side, `count` elements each, staged back to back
+// from `offset`; the first block's element origin is `user`.
+struct Piece {
+  char* user;
+  int64_t count;
+  int first, blocks;
+  size_t offset;
+  TypeRoute route;
+};
+
+// One side as the host sees it: bytes in `buffer`, which is the user's memory, a staging
+// buffer, or MPI_IN_PLACE. The arrays live as long as a non-blocking call needs them.
+struct HostSide {
+  void* buffer = nullptr;
+  int count = 0;  // Uniform: bytes per block
+  std::vector<int> counts, displs;
+  std::vector<MPI_Aint> aint_displs;
+  std::vector<MPI_Datatype> types;  // PerType: MPI_BYTE for every block
+  bool staged = false;
+  StagingBuffer staging;
+  std::vector<Piece> pieces;  // staged only
+};
+
+// Block `k` of a side as the host sees it: its bytes, and where they start relative to
+// `buffer` (in a staged side, the sum of the sizes of the blocks before it).
+int64_t block_bytes(const HostSide& side, size_t k);
+
+int64_t block_offset(const HostSide& side, size_t k);
+
+// Which blocks an operation covers: all, only one, or all but one, never those received
+// from MPI_PROC_NULL neighbours (the host leaves them alone, and so must the unpack).
+struct Select {
+  int only = -1;
+  int except = -1;
+  const std::vector<uint8_t>* absent = nullptr;
+  bool includes(int block) const {
+    return (only < 0 || block == only) && block != except &&
+           !(absent && (*absent)[static_cast<size_t>(block)]);
+  }
+};
+
+// Describes how `user` reaches the host as bytes. False when it cannot (invalid arguments,
+// or a byte count or displacement beyond an int): the host must run the call as written.
+bool describe_side(const UserSide& user, HostSide* side);
+
+// Calls `fn(piece, first_block, blocks)` for each run of selected blocks of the side.
+template <typename Fn>
+int for_each_run(const HostSide& side, const Select& select, Fn fn) {
+  for (const Piece& piece : side.pieces) {
+    int run_start = -1;
+    for (int b = piece.first; b <= piece.first + piece.blocks; ++b) {
+      const bool selected = b < piece.first + piece.blocks && select.includes(b);
+      if (selected && run_start < 0) run_start = b;
+      if (!selected && run_start >= 0) {
+        if (int rc = fn(piece, run_start, b - run_start); rc != MPI_SUCCESS) return rc;
+        run_start = -1;
+      }
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+// Packs (or unpacks) `blocks` blocks of `piece` from block `first` on, to (or from) the
+// bytes at `packed`.
+int move_run(const Piece& piece, int first, int blocks, char* packed, bool pack, MPI_Comm comm);
+
+// What a pending unpack of `original` keeps alive through the user's MPI_Type_free: Loom's
+// plan, or a host duplicate of a type Loom has no plan for.
+struct TypeHold {
+  TypeHold() = default;
+  TypeHold(const TypeHold&) = delete;
+  TypeHold& operator=(const TypeHold&) = delete;
+  ~TypeHold() {
+    if (host_copy != MPI_DATATYPE_NULL) PMPI_Type_free(&host_copy);
+  }
+  MPI_Datatype original = MPI_DATATYPE_NULL;
+  std::shared_ptr<const TypePlan> plan;
+  MPI_Datatype host_copy = MPI_DATATYPE_NULL;
+};
+
+// One collective call on this rank: how its two sides reach the host, which blocks to pack
+// before the host runs and which to unpack after. A non-blocking call hands it to the
+// request table, which runs on_complete when the host request completes.
+class Exchange final : public PendingOp {
+ public:
+  explicit Exchange(MPI_Comm comm) : comm_(comm) {}
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+
+  HostSide send, recv;
+  Select pack_send;        // blocks of the send side to pack
+  bool pack_recv = false;  // MPI_IN_PLACE: the data to send sits in the receive side
+  Select pack_recv_select;
+  bool unpack = false;  // the receive side is staged and has data for the user
+  Select unpack_select;
+  std::vector<uint8_t> absent;  // neighbourhood collectives: MPI_PROC_NULL sources
+  bool bcast_root = false;      // MPI_Bcast: this rank sends (its send side is the buffer)
+
+  // Counts the call and packs what the host will send.
+  int start() {
+    tally();
+    if (!send.staged && !pack_recv) return MPI_SUCCESS;
+    KernelTimer timer(kPackTime);
+    int rc = MPI_SUCCESS;
+    if (send.staged) rc = move(send, pack_send, true);
+    if (rc == MPI_SUCCESS && pack_recv) rc = move(recv, pack_recv_select, true);
+    return rc;
+  }
+
+  // The host collective returned `rc`: unpack what it received.
+  int finish(int rc) {
+    if (rc != MPI_SUCCESS || !unpack) return rc;
+    KernelTimer timer(kUnpackTime);
+    return move(recv, unpack_select, false);
+  }
+
+  // A neighbourhood all-to-all through the same-node window (shared_exchange.hpp): the
+  // send side is written straight into this rank's segment, in the staged layout (blocks
+  // back to back), and each receive block is read straight from its sender's segment.
+  // Returns SharedExchange::kNotExchanged when the host must run the call instead.
+  int run_shared(SharedExchange& shared, const std::vector<int>& sources,
+                 const std::vector<int>& destinations) {
+    std::vector<int64_t> bytes(destinations.size());
+    for (size_t k = 0; k < bytes.size(); ++k) bytes[k] = block_bytes(send, k);
+    auto fill = [&](char* data) {
+      KernelTimer timer(kPackTime);
+      if (send.staged) return move(send, pack_send, true, data);
+      for (size_t k = 0; k < bytes.size(); ++k) {
+        std::memcpy(data, at(send.buffer, block_offset(send, k)), static_cast<size_t>(bytes[k]));
+        data += bytes[k];
+      }
+      return MPI_SUCCESS;
+    };
+    std::vector<const Piece*> piece_of(recv.staged ? sources.size() : 0, nullptr);
+    for (const Piece& piece : recv.pieces)
+      for (int b = piece.first; b < piece.first + piece.blocks; ++b)
+        piece_of[static_cast<size_t>(b)] = &piece;
+    bool truncated = false;
+    auto drain = [&](int block, const char* data, int64_t length) {
+      const int64_t expected = block_bytes(recv, static_cast<size_t>(block));
+      truncated = truncated || length > expected;
+      const int64_t delivered = std::min(length, expected);
+      if (delivered <= 0) return MPI_SUCCESS;
+      KernelTimer timer(kUnpackTime);
+      if (!recv.staged) {
+        std::memcpy(at(recv.buffer, block_offset(recv, static_cast<size_t>(block))), data,
+                    static_cast<size_t>(delivered));
+        return MPI_SUCCESS;
+      }
+      const Piece& piece = *piece_of[static_cast<size_t>(block)];
+      if (delivered == expected)
+        return move_run(piece, block, 1, const_cast<char*>(data), false, comm_);
+      // A shorter block (an erroneous type signature): its bytes are written, the rest of
+      // the receive block keeps what it held.
+      std::vector<char> merged(static_cast<size_t>(expected));
+      int rc = move_run(piece, block, 1, merged.data(), true, comm_);
+      std::memcpy(merged.data(), data, static_cast<size_t>(delivered));
+      if (rc == MPI_SUCCESS) rc = move_run(piece, block, 1, merged.data(), false, comm_);
+      return rc;
+    };
+    const int rc = shared.exchange(destinations, bytes, fill, sources, drain);
+    if (rc == SharedExchange::kNotExchanged) return rc;
+    tally();
+    count(kShared);
+    if (rc == MPI_SUCCESS && truncated) {
+      PMPI_Comm_call_errhandler(comm_, MPI_ERR_TRUNCATE);
+      return MPI_ERR_TRUNCATE;
+    }
+    return rc;
+  }
+
+  int on_complete(MPI_Status*) override { return finish(MPI_SUCCESS); }
+
+  // A non-blocking call: the user may free the receive types, and the communicator,
+  // before completion; errors of the late unpack go to MPI_COMM_SELF's handler.
+  void hold_receive_types() {
+    comm_ = MPI_COMM_SELF;
+    if (!unpack) return;
+    for (Piece& piece : recv.pieces) {
+      TypeRoute& route = piece.route;
+      if (route.kind == TypeRoute::Kind::Direct || is_named(route.type)) continue;
+      TypeHold* hold = nullptr;
+      for (auto& held : holds_)
+        if (held->original == route.type) hold = held.get();
+      if (!hold) {
+        holds_.push_back(std::make_unique<TypeHold>());
+        hold = holds_.back().get();
+        hold->original = route.type;
+        if (route.kind == TypeRoute::Kind::Plan)
+          hold->plan = share_plan(route.type);
+        else
+          PMPI_Type_dup(route.type, &hold->host_copy);
+      }
+      if (hold->plan)
+        route.plan = hold->plan.get();
+      else if (hold->host_copy != MPI_DATATYPE_NULL)
+        route.type = hold->host_copy;
+    }
+  }
+
+  // Whether a non-blocking call must keep this alive until the host request completes.
+  bool owns_anything() const {
+    return send.staged || recv.staged || !send.counts.empty() || !recv.counts.empty();
+  }
+
+ private:
+  // Counts the call: whether Loom's engine or the host's packs this rank's data.
+  void tally() {
+    uint64_t loom_bytes = 0;
+    bool loom_moves = false, host_moves = false;
+    auto add = [&](const HostSide& side, const Select& select) {
+      for_each_run(side, select, [&](const Piece& piece, int, int blocks) {
+        if (piece.route.kind == TypeRoute::Kind::HostPack) {
+          host_moves = true;
+        } else {
+          loom_moves = true;
+          loom_bytes += static_cast<uint64_t>(piece.count * blocks * piece.route.size);
+        }
+        return MPI_SUCCESS;
+      });
+    };
+    if (send.staged) add(send, pack_send);
+    if (pack_recv) add(recv, pack_recv_select);
+    if (unpack) add(recv, unpack_select);
+    if (loom_moves) count_call(kPacked, kBytes, loom_bytes);
+    if (host_moves) count(kHost);
+  }
+
+  // Moves the selected blocks between the user's memory and the staged layout at `staged`
+  // (the side's staging buffer, or a shared segment laid out the same way).
+  int move(const HostSide& side, const Select& select, bool pack, char* staged) {
+    return for_each_run(side, select, [&](const Piece& piece, int first, int blocks) {
+      const int64_t skipped = first - piece.first;
+      char* packed = staged + piece.offset + skipped * piece.count * piece.route.size;
+      return move_run(piece, first, blocks, packed, pack, comm_);
+    });
+  }
+  int move(const HostSide& side, const Select& select, bool pack) {
+    return move(side, select, pack, side.staging.data());
+  }
+
+  MPI_Comm comm_;
+  std::vector<std::unique_ptr<TypeHold>> holds_;
+};
+
+// ---- When Loom serves a call ------------------------------------------------------------
+
+bool is_left_to_host(MPI_Datatype type);
+
+bool any_left_to_host(std::initializer_list<MPI_Datatype> types);
+
+bool any_left_to_host(const MPI_Datatype* types, int n);
+
+// The host runs the call as the user wrote it: counted when a type Loom would have packed
+// is involved. Returns false, the answer of the `describe_*` functions.
+bool leave_to_host(bool types_left_to_host);
+
+// Loom serves intracommunicator collectives while it is active.
+bool intracommunicator(MPI_Comm comm, int* rank, int* size);
+
+// Whether Loom serves a call on `comm`; counts an intercommunicator call with `types`.
+bool serves(MPI_Comm comm, int* rank, int* size, std::initializer_list<MPI_Datatype> types);
+
+// In- and out-degree of an intracommunicator with a topology.
+bool neighbour_degrees(MPI_Comm comm, int* in, int* out);
+
+bool neighbourhood(MPI_Comm comm, int* in, int* out, bool types_left_to_host);
+
+// The ranks a neighbourhood collective receives from and sends to, in block order.
+void neighbour_lists(MPI_Comm comm, int in, int out, std::vector<int>* sources,
+                     std::vector<int>* destinations);
+
+// Which receive blocks come from MPI_PROC_NULL (a non-periodic Cartesian border).
+std::vector<uint8_t> absent_sources(MPI_Comm comm, int in);
+
+// ---- One description per collective ---------------------------------------------------
+// Each fills `ex` and returns true, or returns false when the host must run the call as
+// the user wrote it.
+
+bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv);
+
+// ---- Running a description ------------------------------------------------------------
+
+// Blocking: pack, run the host collective on bytes, unpack.
+template <typename Describe, typename OnBytes, typename AsWritten>
+int run_blocking(MPI_Comm comm, Describe describe, OnBytes on_bytes, AsWritten as_written) {
+  Exchange ex(comm);
+  if (!describe(ex)) return as_written();
+  if (int rc = ex.start(); rc != MPI_SUCCESS) return rc;
+  return ex.finish(on_bytes(ex));
+}
+
+// Non-blocking: pack, start the host collective on bytes, and leave the unpack (and the
+// staging buffers and byte arrays the host may still read) to the request's completion.
+template <typename Describe, typename OnBytes, typename AsWritten>
+int run_nonblocking(MPI_Comm comm, MPI_Request* request, Describe describe, OnBytes on_bytes,
+                    AsWritten as_written) {
+  auto ex = std::make_unique<Exchange>(comm);
+  if (!request || !describe(*ex)) return as_written();
+  if (int rc = ex->start(); rc != MPI_SUCCESS) return rc;
+  ex->hold_receive_types();
+  const int rc = on_bytes(*ex);
+  if (rc == MPI_SUCCESS && ex->owns_anything()) track_request(*request, std::move(ex));
+  return rc;
+}
+
+}  // namespace loom::ops::coll
