@@ -5,8 +5,10 @@
 // Header-only and below every other folder: engines declare theirs too.
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 namespace loom::base {
 
@@ -26,6 +28,22 @@ inline const char* read(const EnvVar& var) {
 inline bool read_flag(const EnvVar& var, bool otherwise = false) {
   const char* value = read(var);
   return value ? std::strcmp(value, "0") != 0 : otherwise;
+}
+
+// Whether this process is its job's first rank, as the launcher says (Open MPI's mpiexec,
+// MPICH's Hydra, PMIx): a setting every rank reads alike is reported once per job, even before
+// MPI starts. A process no launcher started counts as the first.
+inline bool first_rank_of_job() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* rank = std::getenv(name); rank && *rank) return std::strcmp(rank, "0") == 0;
+  return true;
+}
+
+// A bad value of `var`, said once per job on stderr: "loom: LOOM_X=value <problem>; <outcome>".
+inline void warn_bad_value(const EnvVar& var, const char* value, const char* problem,
+                           const char* outcome) {
+  if (first_rank_of_job())
+    std::fprintf(stderr, "loom: %s=%s %s; %s\n", var.name, value, problem, outcome);
 }
 
 }  // namespace loom::base

@@ -105,8 +105,7 @@ void start_device_support() {
       }
     }
   } else if (std::strcmp(mode, "off") != 0) {
-    std::fprintf(stderr,
-                 "loom: LOOM_DEVICE=%s is not one of auto, cuda, emulated, off; using off\n", mode);
+    base::warn_bad_value(kDevice, mode, "is not one of auto, cuda, emulated, off", "using off");
   }
   if (chosen && !chosen->available()) chosen = nullptr;
   active = chosen;

@@ -65,8 +65,7 @@ void init_locality() {
   const char* override_env = base::read(kRanksPerNode);
   const int per_node = override_env ? std::atoi(override_env) : 0;
   if (override_env && per_node <= 0 && world_rank == 0)
-    std::fprintf(stderr, "loom: LOOM_RANKS_PER_NODE=%s is not a positive integer; ignored\n",
-                 override_env);
+    base::warn_bad_value(kRanksPerNode, override_env, "is not a positive integer", "ignored");
   if (per_node > 0) {
     for (int r = 0; r < world_size; ++r)
       map.node_of_world_rank[static_cast<size_t>(r)] = r / per_node;

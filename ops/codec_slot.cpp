@@ -72,13 +72,8 @@ void init_codec_slot() {
     if (s.default_codec) any_codec.store(true);
     if (!error.empty()) {
       runtime::count(kCompressSpecRefused);
-      int rank = 0;
-      PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-      if (rank == 0)
-        std::fprintf(stderr,
-                     "[loom] LOOM_COMPRESS=%s is not a codec spec (%s): all-to-alls run "
-                     "uncompressed\n",
-                     text, error.c_str());
+      const std::string problem = "is not a codec spec (" + error + ")";
+      base::warn_bad_value(kCompress, text, problem.c_str(), "all-to-alls run uncompressed");
     }
   }
   if (const char* text = base::read(kLinkMbps)) {
@@ -87,13 +82,7 @@ void init_codec_slot() {
     if (end && *end == '\0' && mbps > 0 && std::isfinite(mbps)) {
       s.link_bytes_per_s = mbps * 1e6 / 8;
     } else {
-      int rank = 0;
-      PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-      if (rank == 0)
-        std::fprintf(stderr,
-                     "[loom] LOOM_LINK_MBPS=%s is not a positive number of Mbit/s: using "
-                     "1000\n",
-                     text);
+      base::warn_bad_value(kLinkMbps, text, "is not a positive number of Mbit/s", "using 1000");
     }
   }
 }

@@ -42,7 +42,7 @@ Setting read_setting() {
   model::Method forced;
   if (model::parse_method(text, &forced))
     return forced == model::Method::Pack ? Setting::Pack : Setting::Host;
-  std::fprintf(stderr, "loom: LOOM_METHOD=%s is not one of auto, host, pack; using auto\n", text);
+  base::warn_bad_value(kMethod, text, "is not one of auto, host, pack", "using auto");
   return Setting::Auto;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace loom::runtime {
 namespace {
@@ -34,12 +35,11 @@ Config read_config() {
   c.isa = pack::best_isa();
   if (const char* isa = base::read(kIsa)) {
     pack::Isa requested;
+    const std::string fallback = std::string("using ") + pack::isa_name(c.isa);
     if (!pack::parse_isa(isa, &requested))
-      std::fprintf(stderr, "loom: LOOM_ISA=%s is not one of scalar, avx2, avx512; using %s\n", isa,
-                   pack::isa_name(c.isa));
+      base::warn_bad_value(kIsa, isa, "is not one of scalar, avx2, avx512", fallback.c_str());
     else if (!pack::isa_supported(requested))
-      std::fprintf(stderr, "loom: LOOM_ISA=%s is not supported by this CPU; using %s\n", isa,
-                   pack::isa_name(c.isa));
+      base::warn_bad_value(kIsa, isa, "is not supported by this CPU", fallback.c_str());
     else
       c.isa = requested;
   }
