@@ -84,17 +84,11 @@ int parse_options(int argc, char** argv, Options* opt) {
   const int parsed = parse_subcommand_options(
       argc, argv, kTool, opt, print_help, {"--sizes", "--modes", "--data"},
       [&](const std::string& arg, const char* v) {
-        if (arg == "--double") {
-          opt->double_precision = true;
-          return OptionParse::Taken;
-        }
-        if (!v) return OptionParse::NotMine;
-        if (arg == "--sizes") {
-          if (!parse_size_list(kTool, "--sizes", v, &opt->sizes)) return OptionParse::Bad;
-          sizes_given = true;
-        } else if (arg == "--modes") {
-          opt->modes = split_modes(v);
-        } else {
+        if (arg == "--sizes")
+          return size_list_option(kTool, "--sizes", v, &opt->sizes, &sizes_given);
+        if (arg == "--modes") opt->modes = split_modes(v);
+        if (arg == "--double") opt->double_precision = true;
+        if (arg == "--data") {
           opt->data = split_commas(v);
           for (const auto& d : opt->data)
             if (d != "smooth" && d != "turbulence" && d != "random") {
@@ -102,7 +96,8 @@ int parse_options(int argc, char** argv, Options* opt) {
               return OptionParse::Bad;
             }
         }
-        return OptionParse::Taken;
+        return arg == "--modes" || arg == "--double" || arg == "--data" ? OptionParse::Taken
+                                                                        : OptionParse::NotMine;
       });
   if (parsed >= 0) return parsed;
   if (opt->quick && !sizes_given) opt->sizes = {65536, 1 << 20};

@@ -77,21 +77,15 @@ bool parse_backends(const char* list, std::vector<loom_match_backend>* out) {
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* opt) {
   const char* env_backends = std::getenv("LOOM_MATCH_BACKEND");
-  const int parsed =
-      parse_subcommand_options(argc, argv, kTool, nullptr, usage, {"--json", "--backend"},
-                               [&](const std::string& a, const char* v) {
-                                 if (a == "--quick") {
-                                   opt->quick = true;
-                                   return OptionParse::Taken;
-                                 }
-                                 if (!v) return OptionParse::NotMine;
-                                 if (a == "--json") {
-                                   opt->json = v;
-                                 } else if (!parse_backends(v, &opt->backends)) {
-                                   return OptionParse::Bad;
-                                 }
-                                 return OptionParse::Taken;
-                               });
+  const int parsed = parse_subcommand_options(
+      argc, argv, kTool, nullptr, usage, {"--json", "--backend"},
+      [&](const std::string& a, const char* v) {
+        if (a == "--quick") opt->quick = true;
+        if (a == "--json") opt->json = v;
+        if (a == "--backend" && !parse_backends(v, &opt->backends)) return OptionParse::Bad;
+        return a == "--quick" || a == "--json" || a == "--backend" ? OptionParse::Taken
+                                                                   : OptionParse::NotMine;
+      });
   if (parsed >= 0) return parsed;
   if (opt->backends.empty() && env_backends && *env_backends &&
       !parse_backends(env_backends, &opt->backends))

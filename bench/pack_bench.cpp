@@ -78,17 +78,15 @@ int parse_options(int argc, char** argv, Options* opt) {
             std::printf("%-16s %-5s %s\n", e.name, e.family, e.origin);
           return OptionParse::Done;
         }
-        if (!v) return OptionParse::NotMine;
-        if (arg == "--sizes") {
-          if (!parse_size_list(kTool, "size", v, &opt->sizes)) return OptionParse::Bad;
-          sizes_given = true;
-        } else if (arg == "--types") {
+        if (arg == "--sizes") return size_list_option(kTool, "size", v, &opt->sizes, &sizes_given);
+        if (arg == "--types") {
           opt->type_filters = split_commas(v);
-        } else if (!parse_size(v, &opt->max_span)) {
-          bad_option_value(kTool, "--max-span");
-          return OptionParse::Bad;
+          return OptionParse::Taken;
         }
-        return OptionParse::Taken;
+        if (arg != "--max-span") return OptionParse::NotMine;
+        if (parse_size(v, &opt->max_span)) return OptionParse::Taken;
+        bad_option_value(kTool, "--max-span");
+        return OptionParse::Bad;
       });
   if (parsed >= 0) return parsed;
   if (opt->quick && !sizes_given) opt->sizes = {1 * kKiB, 256 * kKiB};

@@ -80,16 +80,11 @@ int parse_options(int argc, char** argv, Options* opt) {
   const int parsed = parse_subcommand_options(
       argc, argv, kTool, opt, print_help, {"--sizes", "--blocks", "--shapes"},
       [&](const std::string& arg, const char* v) {
-        if (!v) return OptionParse::NotMine;
-        if (arg == "--shapes") {
-          opt->shape_filters = split_commas(v);
-        } else {
-          const bool sizes = arg == "--sizes";
-          if (!parse_size_list(kTool, sizes ? "size" : "block size", v,
-                               sizes ? &opt->sizes : &opt->blocks))
-            return OptionParse::Bad;
-          (sizes ? sizes_given : blocks_given) = true;
-        }
+        if (arg == "--sizes") return size_list_option(kTool, "size", v, &opt->sizes, &sizes_given);
+        if (arg == "--blocks")
+          return size_list_option(kTool, "block size", v, &opt->blocks, &blocks_given);
+        if (arg != "--shapes") return OptionParse::NotMine;
+        opt->shape_filters = split_commas(v);
         return OptionParse::Taken;
       });
   if (parsed >= 0) return parsed;

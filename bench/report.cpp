@@ -256,6 +256,13 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+OptionParse size_list_option(const char* tool, const char* what, const char* v,
+                             std::vector<int64_t>* out, bool* given) {
+  if (!parse_size_list(tool, what, v, out)) return OptionParse::Bad;
+  *given = true;
+  return OptionParse::Taken;
+}
+
 bool parse_size_list(const char* tool, const char* what, const std::string& text,
                      std::vector<int64_t>* out) {
   out->clear();

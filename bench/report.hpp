@@ -107,6 +107,10 @@ int parse_subcommand_options(int argc, char** argv, const char* tool, SamplingOp
 bool parse_size(const std::string& text, int64_t* out);
 // "a,b,,c" -> {"a", "b", "c"}: the list options of every subcommand.
 std::vector<std::string> split_commas(const std::string& s);
+// A --sizes-like option's value `v` into `out`, and `given` set: Taken, or Bad (said on stderr,
+// naming `what`) on a bad item.
+OptionParse size_list_option(const char* tool, const char* what, const char* v,
+                             std::vector<int64_t>* out, bool* given);
 // A comma-separated list of sizes; false (and a message naming `what`) on a bad item.
 bool parse_size_list(const char* tool, const char* what, const std::string& text,
                      std::vector<int64_t>* out);

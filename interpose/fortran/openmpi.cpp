@@ -520,16 +520,18 @@ extern "C" void mpi_improbe_f08_(MPI_Fint*, MPI_Fint*, MPI_Fint*, Logical*, MPI_
 #define LOOM_SCATTERV_ARGS c_collective_buffer(sendbuf), sendcounts, displs, c_type(sendtype), \
     c_collective_buffer(recvbuf), *recvcount, c_type(recvtype)
 
+// Every process takes part alike:
 LOOM_FORTRAN_COLLECTIVES(alltoall, ALLTOALL, Alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
 LOOM_FORTRAN_COLLECTIVES(allgather, ALLGATHER, Allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
 LOOM_FORTRAN_COLLECTIVES(neighbor_alltoall, NEIGHBOR_ALLTOALL, Neighbor_alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
 LOOM_FORTRAN_COLLECTIVES(neighbor_allgather, NEIGHBOR_ALLGATHER, Neighbor_allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
-LOOM_FORTRAN_COLLECTIVES(gather, GATHER, Gather, (LOOM_UNIFORM_PARAMS, MPI_Fint* root), (LOOM_UNIFORM_ARGS, *root))
-LOOM_FORTRAN_COLLECTIVES(scatter, SCATTER, Scatter, (LOOM_UNIFORM_PARAMS, MPI_Fint* root), (LOOM_UNIFORM_ARGS, *root))
 LOOM_FORTRAN_COLLECTIVES(alltoallv, ALLTOALLV, Alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS))
 LOOM_FORTRAN_COLLECTIVES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV, Neighbor_alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS))
 LOOM_FORTRAN_COLLECTIVES(allgatherv, ALLGATHERV, Allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS))
 LOOM_FORTRAN_COLLECTIVES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV, Neighbor_allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS))
+// One root sends or receives for all:
+LOOM_FORTRAN_COLLECTIVES(gather, GATHER, Gather, (LOOM_UNIFORM_PARAMS, MPI_Fint* root), (LOOM_UNIFORM_ARGS, *root))
+LOOM_FORTRAN_COLLECTIVES(scatter, SCATTER, Scatter, (LOOM_UNIFORM_PARAMS, MPI_Fint* root), (LOOM_UNIFORM_ARGS, *root))
 LOOM_FORTRAN_COLLECTIVES(gatherv, GATHERV, Gatherv, (LOOM_GATHERV_PARAMS, MPI_Fint* root), (LOOM_GATHERV_ARGS, *root))
 LOOM_FORTRAN_COLLECTIVES(scatterv, SCATTERV, Scatterv, (LOOM_SCATTERV_PARAMS, MPI_Fint* root), (LOOM_SCATTERV_ARGS, *root))
 LOOM_FORTRAN_COLLECTIVES(bcast, BCAST, Bcast, (char* buffer, MPI_Fint* count, MPI_Fint* type, MPI_Fint* root), (c_buffer(buffer), *count, c_type(type), *root))
