@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -24,6 +25,7 @@
 #include "halo/geometry.hpp"
 #include "mpi/locality.hpp"
 #include "pack/plan.hpp"
+#include "pack/row_loops.hpp"
 #include "place/partition.hpp"
 #include "runtime/runtime.hpp"
 #include "types/ir.hpp"
@@ -84,12 +86,35 @@ struct SharedSource {
   std::vector<SharedCopy> copies;
 };
 
-constexpr loom::base::EnvVar kHaloShared{
-    "LOOM_HALO_SHARED", "1",
-    "0: the halo library's neighbours on one node exchange packed MPI messages like the others "
-    "instead of reading each other's fields in node-shared memory. Set it alike on every rank"};
+constexpr loom::base::EnvVar kHaloMethods{
+    "LOOM_HALO_METHODS", "self,shared,mpi",
+    "transports the halo library may use, comma-separated: self (a rank's periodic wrap onto "
+    "itself copied directly), shared (same-node neighbours read from node-shared memory), mpi "
+    "(one packed message per pair: the fallback, always included). Set it alike on every rank"};
+
+// LOOM_HALO_METHODS as a method mask; 0 when it names something else.
+unsigned methods_from_env() {
+  const char* text = loom::base::read(kHaloMethods);
+  if (!text) return LOOM_HALO_METHODS_ALL;
+  unsigned methods = LOOM_HALO_METHOD_MPI;
+  std::string list(text);
+  for (size_t at = 0; at <= list.size();) {
+    size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    const std::string name = list.substr(at, end - at);
+    if (name == "self")
+      methods |= LOOM_HALO_METHOD_SELF;
+    else if (name == "shared")
+      methods |= LOOM_HALO_METHOD_SHARED;
+    else if (name != "mpi")
+      return 0;
+    at = end + 1;
+  }
+  return methods;
+}
 
 constexpr int kTag = 2424;
+constexpr int kSpinMicros = 200;  // same-node flag waits spin this long before yielding
 
 }  // namespace
 
@@ -101,7 +126,8 @@ struct loom_halo_domain_s {
   loom::place::Partition partition{{1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
   loom::place::Radius radius;
   loom::place::Periodic periodic{};
-  uint32_t mask = 0;  // ghost regions to fill (receive directions)
+  uint32_t mask = 0;     // ghost regions to fill (receive directions)
+  unsigned methods = 0;  // loom_halo_method bits; 0: not set, LOOM_HALO_METHODS at realize
   std::array<int64_t, 3> size{};
   bool realized = false;
   bool in_flight = false;
@@ -149,16 +175,20 @@ std::unique_ptr<loom::pack::Plan> plan_of(const std::vector<Segment>& segments,
   return std::make_unique<loom::pack::Plan>(canonical, size, loom::runtime::config().isa);
 }
 
-void copy_within(const Field& f, const Box& from, const Box& to) {
-  const size_t row = static_cast<size_t>(from.n[0]) * f.element;
+// A box of `element`-byte cells from one strided field into another (or the same one), row by
+// row along x with Loom's short-block copy (pack/row_loops.hpp): ghost rows are often a few
+// cells wide, where a memcpy call costs more than the bytes.
+void copy_box(const char* from_base, const std::array<int64_t, 3>& from_stride, const Box& from,
+              char* to_base, const std::array<int64_t, 3>& to_stride, const Box& to,
+              size_t element) {
+  const int64_t row = from.n[0] * static_cast<int64_t>(element);
+  const char* in = from_base + from.lo[0] * from_stride[0] + from.lo[1] * from_stride[1] +
+                   from.lo[2] * from_stride[2];
+  char* out = to_base + to.lo[0] * to_stride[0] + to.lo[1] * to_stride[1] + to.lo[2] * to_stride[2];
   for (int64_t k = 0; k < from.n[2]; ++k)
-    for (int64_t j = 0; j < from.n[1]; ++j) {
-      const char* in = f.base + from.lo[0] * f.stride[0] + (from.lo[1] + j) * f.stride[1] +
-                       (from.lo[2] + k) * f.stride[2];
-      char* out = f.base + to.lo[0] * f.stride[0] + (to.lo[1] + j) * f.stride[1] +
-                  (to.lo[2] + k) * f.stride[2];
-      std::memmove(out, in, row);
-    }
+    for (int64_t j = 0; j < from.n[1]; ++j)
+      loom::pack::copy_block(out + j * to_stride[1] + k * to_stride[2],
+                             in + j * from_stride[1] + k * from_stride[2], row);
 }
 
 int mpi_fail(int rc, const char* what) {
@@ -269,7 +299,8 @@ int build_plan(loom_halo_domain d) {
   for (int s = 0; s < kDirections; ++s) {
     if (s == kCentre || !(d->mask & (1u << loom::halo::opposite(s)))) continue;
     const int slot = d->partition.neighbour(d->slot, loom::halo::offset(s), d->periodic);
-    if (slot == loom::place::kNoNeighbour || slot == d->slot) continue;
+    const bool self = slot == d->slot && (d->methods & LOOM_HALO_METHOD_SELF);
+    if (slot == loom::place::kNoNeighbour || self) continue;
     const Box box = send_box(s, d->size, d->radius);
     if (box.empty()) continue;
     const int peer = d->rank_of_slot[static_cast<size_t>(slot)];
@@ -293,7 +324,7 @@ int build_plan(loom_halo_domain d) {
     if (slot == loom::place::kNoNeighbour) continue;
     const Box to = recv_box(r, d->size, d->radius);
     if (to.empty()) continue;
-    if (slot == d->slot) {
+    if (slot == d->slot && (d->methods & LOOM_HALO_METHOD_SELF)) {
       const Box from = send_box(s, d->size, d->radius);
       for (int f = 0; f < nfields; ++f) d->self_copies.push_back({f, from, to});
       continue;
@@ -351,11 +382,11 @@ int build_plan(loom_halo_domain d) {
     if (p.recv_bytes > 0) p.recv_plan = plan_of(p.recv, d->fields);
     int rc = MPI_SUCCESS;
     if (p.recv_bytes > 0)
-      rc = MPI_Recv_init(p.recv_buffer.data(), static_cast<int>(p.recv_bytes), MPI_BYTE, p.peer,
-                         kTag, d->comm, &p.recv_request);
+      rc = PMPI_Recv_init(p.recv_buffer.data(), static_cast<int>(p.recv_bytes), MPI_BYTE, p.peer,
+                          kTag, d->comm, &p.recv_request);
     if (rc == MPI_SUCCESS && p.send_bytes > 0)
-      rc = MPI_Send_init(p.send_buffer.data(), static_cast<int>(p.send_bytes), MPI_BYTE, p.peer,
-                         kTag, d->comm, &p.send_request);
+      rc = PMPI_Send_init(p.send_buffer.data(), static_cast<int>(p.send_bytes), MPI_BYTE, p.peer,
+                          kTag, d->comm, &p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "persistent request");
   }
   return LOOM_HALO_SUCCESS;
@@ -363,8 +394,8 @@ int build_plan(loom_halo_domain d) {
 
 void release(loom_halo_domain d) {
   for (PeerPlan& p : d->peers) {
-    if (p.send_request != MPI_REQUEST_NULL) MPI_Request_free(&p.send_request);
-    if (p.recv_request != MPI_REQUEST_NULL) MPI_Request_free(&p.recv_request);
+    if (p.send_request != MPI_REQUEST_NULL) PMPI_Request_free(&p.send_request);
+    if (p.recv_request != MPI_REQUEST_NULL) PMPI_Request_free(&p.recv_request);
   }
   for (Field& f : d->fields) std::free(f.allocation);
   if (d->window != MPI_WIN_NULL) MPI_Win_free(&d->window);
@@ -450,23 +481,21 @@ int open_window(loom_halo_domain d) {
   return rc == MPI_SUCCESS ? LOOM_HALO_SUCCESS : mpi_fail(rc, "MPI_Barrier (node)");
 }
 
+// Spins for a while before yielding: a yield on a loaded machine gives the core away for a
+// whole time slice, far longer than a peer on another core takes to arrive; ranks
+// oversubscribed on fewer cores still get theirs after the spin.
 void wait_at_least(int64_t* flag, int64_t value) {
   std::atomic_ref<int64_t> a(*flag);
-  for (int spins = 0; a.load(std::memory_order_acquire) < value; ++spins)
-    if (spins > 64) sched_yield();
-}
-
-void shared_copy(const SharedCopy& c, const Field& to) {
-  const size_t row = static_cast<size_t>(c.from.n[0]) * to.element;
-  for (int64_t k = 0; k < c.from.n[2]; ++k)
-    for (int64_t j = 0; j < c.from.n[1]; ++j) {
-      const char* in = c.from_base + c.from.lo[0] * c.from_stride[0] +
-                       (c.from.lo[1] + j) * c.from_stride[1] +
-                       (c.from.lo[2] + k) * c.from_stride[2];
-      char* out = to.base + c.to.lo[0] * to.stride[0] + (c.to.lo[1] + j) * to.stride[1] +
-                  (c.to.lo[2] + k) * to.stride[2];
-      std::memcpy(out, in, row);
+  if (a.load(std::memory_order_acquire) >= value) return;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+  bool spinning = true;
+  for (int spins = 0; a.load(std::memory_order_acquire) < value; ++spins) {
+    if (!spinning) {
+      sched_yield();
+    } else if (spins % 64 == 63) {
+      spinning = std::chrono::steady_clock::now() < give_up;
     }
+  }
 }
 
 }  // namespace
@@ -575,11 +604,23 @@ int loom_halo_add_field_type(loom_halo_domain domain, MPI_Datatype named_type, i
   return add_field(domain, static_cast<size_t>(size), field);
 }
 
+int loom_halo_set_methods(loom_halo_domain d, unsigned methods) {
+  if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
+  if (d->realized) return fail(LOOM_HALO_ERR_STATE, "methods set after loom_halo_realize");
+  if ((methods & ~static_cast<unsigned>(LOOM_HALO_METHODS_ALL)) ||
+      !(methods & LOOM_HALO_METHOD_MPI))
+    return fail(LOOM_HALO_ERR_ARG, "methods must be loom_halo_method bits including MPI");
+  d->methods = methods;
+  return LOOM_HALO_SUCCESS;
+}
+
 int loom_halo_realize(loom_halo_domain d) {
   if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
-  const bool shared = loom::base::read_flag(kHaloShared, true);
+  // A bad LOOM_HALO_METHODS leaves methods 0, compared like the rest so that ranks agree.
+  if (!d->methods && !d->realized) d->methods = methods_from_env();
+  const bool shared = d->methods & LOOM_HALO_METHOD_SHARED;
   std::vector<int64_t> shape{static_cast<int64_t>(d->realized),
-                             static_cast<int64_t>(d->fields.size()), shared};
+                             static_cast<int64_t>(d->fields.size()), d->methods};
   for (const Field& f : d->fields) shape.push_back(static_cast<int64_t>(f.element));
   int rc = MPI_SUCCESS;
   // Same field count first (so the vectors below have one length on every rank).
@@ -590,6 +631,10 @@ int loom_halo_realize(loom_halo_domain d) {
                              : fail(LOOM_HALO_ERR_MISMATCH,
                                     "loom_halo_realize: ranks have different fields or states");
   if (d->realized) return fail(LOOM_HALO_ERR_STATE, "loom_halo_realize called twice");
+  if (!d->methods)
+    return fail(LOOM_HALO_ERR_ARG, std::string("LOOM_HALO_METHODS=") +
+                                       loom::base::read(kHaloMethods) +
+                                       ": not a list of self, shared, mpi");
   if (shared) {
     rc = open_node(d);
     if (rc == LOOM_HALO_SUCCESS && d->shared) rc = open_window(d);
@@ -670,17 +715,19 @@ int loom_halo_start(loom_halo_domain d) {
         .store(d->step, std::memory_order_release);
   int rc = MPI_SUCCESS;
   if (!d->recv_requests.empty()) {
-    rc = MPI_Startall(static_cast<int>(d->recv_requests.size()), d->recv_requests.data());
+    rc = PMPI_Startall(static_cast<int>(d->recv_requests.size()), d->recv_requests.data());
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Startall (receives)");
   }
   for (PeerPlan& p : d->peers) {
     if (p.send_request == MPI_REQUEST_NULL) continue;
     loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.data(), loom::exec::MemoryKind::Host);
-    rc = MPI_Start(&p.send_request);
+    rc = PMPI_Start(&p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Start (send)");
   }
-  for (const SelfCopy& c : d->self_copies)
-    copy_within(d->fields[static_cast<size_t>(c.field)], c.from, c.to);
+  for (const SelfCopy& c : d->self_copies) {
+    const Field& f = d->fields[static_cast<size_t>(c.field)];
+    copy_box(f.base, f.stride, c.from, f.base, f.stride, c.to, f.element);
+  }
   d->in_flight = true;
   return LOOM_HALO_SUCCESS;
 }
@@ -700,7 +747,7 @@ int loom_halo_finish(loom_halo_domain d) {
   for (size_t done = 0; done < pending.size(); ++done) {
     int index = MPI_UNDEFINED;
     const int rc =
-        MPI_Waitany(static_cast<int>(pending.size()), pending.data(), &index, MPI_STATUS_IGNORE);
+        PMPI_Waitany(static_cast<int>(pending.size()), pending.data(), &index, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitany (receives)");
     if (index == MPI_UNDEFINED) break;
     const PeerPlan& p = *owner[static_cast<size_t>(index)];
@@ -708,8 +755,8 @@ int loom_halo_finish(loom_halo_domain d) {
                        loom::exec::MemoryKind::Host);
   }
   if (!d->send_requests.empty()) {
-    const int rc = MPI_Waitall(static_cast<int>(d->send_requests.size()), d->send_requests.data(),
-                               MPI_STATUSES_IGNORE);
+    const int rc = PMPI_Waitall(static_cast<int>(d->send_requests.size()), d->send_requests.data(),
+                                MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitall (sends)");
   }
   // Same-node neighbours after the MPI messages, so that no rank spins here while a peer on
@@ -718,8 +765,10 @@ int loom_halo_finish(loom_halo_domain d) {
     for (const SharedSource& source : d->sources) {
       int64_t* theirs = d->flags[static_cast<size_t>(source.node_rank)];
       wait_at_least(&theirs[0], d->step);
-      for (const SharedCopy& c : source.copies)
-        shared_copy(c, d->fields[static_cast<size_t>(c.field)]);
+      for (const SharedCopy& c : source.copies) {
+        const Field& to = d->fields[static_cast<size_t>(c.field)];
+        copy_box(c.from_base, c.from_stride, c.from, to.base, to.stride, c.to, to.element);
+      }
       std::atomic_ref<int64_t>(theirs[1 + d->node_rank]).store(d->step, std::memory_order_release);
     }
     // Our interior may change once every reader has copied it.

@@ -198,6 +198,29 @@ loom_halo_domain create(Case& c) {
   return nullptr;
 }
 
+// create(), then the case's fields (size 0: MPI_DOUBLE) and realize; null (and a failure
+// recorded) when any of them fails.
+loom_halo_domain create_realized(Case& c) {
+  loom_halo_domain d = create(c);
+  if (!d) return nullptr;
+  for (size_t e : c.elements) {
+    int field = -1;
+    const int rc = e == 0 ? loom_halo_add_field_type(d, MPI_DOUBLE, &field)
+                          : loom_halo_add_field(d, e, &field);
+    if (rc != LOOM_HALO_SUCCESS) {
+      ADD_FAILURE() << "add field: " << loom_halo_error_message();
+      loom_halo_destroy(&d);
+      return nullptr;
+    }
+  }
+  if (loom_halo_realize(d) != LOOM_HALO_SUCCESS) {
+    ADD_FAILURE() << "realize: " << loom_halo_error_message();
+    loom_halo_destroy(&d);
+    return nullptr;
+  }
+  return d;
+}
+
 int64_t all_ranks_sum(int64_t v) {
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   return v;
@@ -212,15 +235,8 @@ TEST(Halo, RandomDomainsGhostsMatchOwners) {
   const int cases = 40;
   for (int n = 0; n < cases; ++n) {
     Case c = random_case(rng);
-    loom_halo_domain d = create(c);
-    ASSERT_NE(d, nullptr);
-    for (size_t e : c.elements) {
-      int field = -1;
-      const int rc = e == 0 ? loom_halo_add_field_type(d, MPI_DOUBLE, &field)
-                            : loom_halo_add_field(d, e, &field);
-      ASSERT_EQ(rc, LOOM_HALO_SUCCESS) << loom_halo_error_message();
-    }
-    ASSERT_EQ(loom_halo_realize(d), LOOM_HALO_SUCCESS) << loom_halo_error_message();
+    loom_halo_domain d = create_realized(c);
+    ASSERT_NE(d, nullptr) << c.describe();
     const Layout l = layout_of(d, c.elements.size());
     // Blocking, replayed: each step refills the interior with new values.
     std::vector<std::vector<char>> blocking;
@@ -270,13 +286,8 @@ TEST(Halo, EveryPeriodicityAndStencil) {
       c.periodic = {periodic_bits & 1, (periodic_bits >> 1) & 1, (periodic_bits >> 2) & 1};
       c.stencil = stencil;
       c.elements = {8, 1, 4};
-      loom_halo_domain d = create(c);
-      ASSERT_NE(d, nullptr);
-      for (size_t e : c.elements) {
-        int field = -1;
-        ASSERT_EQ(loom_halo_add_field(d, e, &field), LOOM_HALO_SUCCESS);
-      }
-      ASSERT_EQ(loom_halo_realize(d), LOOM_HALO_SUCCESS) << loom_halo_error_message();
+      loom_halo_domain d = create_realized(c);
+      ASSERT_NE(d, nullptr) << c.describe();
       const Layout l = layout_of(d, c.elements.size());
       fill(c, l, 3);
       ASSERT_EQ(loom_halo_exchange(d), LOOM_HALO_SUCCESS);
@@ -294,13 +305,8 @@ TEST(Halo, StressWithRandomDelays) {
   c.periodic = {1, 1, 1};
   c.stencil = LOOM_HALO_BOX;
   c.elements = {8, 4};
-  loom_halo_domain d = create(c);
-  ASSERT_NE(d, nullptr);
-  for (size_t e : c.elements) {
-    int field = -1;
-    ASSERT_EQ(loom_halo_add_field(d, e, &field), LOOM_HALO_SUCCESS);
-  }
-  ASSERT_EQ(loom_halo_realize(d), LOOM_HALO_SUCCESS) << loom_halo_error_message();
+  loom_halo_domain d = create_realized(c);
+  ASSERT_NE(d, nullptr) << c.describe();
   const Layout l = layout_of(d, c.elements.size());
   std::mt19937_64 rng(test_seed() + static_cast<uint64_t>(world_rank()));
   const int steps = 2000;
@@ -340,22 +346,36 @@ TEST(Halo, OneMessagePerPeer) {
   int peers = -1, shared = -1, self = -1;
   ASSERT_EQ(loom_halo_peers(d, &peers, &shared, &self), LOOM_HALO_SUCCESS);
   const int size = world_size();
+  // LOOM_HALO_METHODS=mpi: the wrap onto oneself is a message to oneself, and no shared peer.
+  const char* methods = std::getenv("LOOM_HALO_METHODS");
+  const bool mpi_only = methods && std::string(methods) == "mpi";
   if (size <= 2) {
     // Split along x only (or not at all): y and z wrap onto the rank itself.
-    EXPECT_EQ(peers + shared, size - 1);
-    EXPECT_EQ(self, 1);
+    EXPECT_EQ(peers + shared, mpi_only ? size : size - 1);
+    EXPECT_EQ(self, mpi_only ? 0 : 1);
   }
-  EXPECT_LE(peers + shared, size - 1);
+  EXPECT_LE(peers + shared, size);
   // Every neighbour on another node goes through MPI, every one on this node through shared
-  // memory unless LOOM_HALO_SHARED=0.
+  // memory unless the methods leave it out.
   const char* rpn = std::getenv("LOOM_RANKS_PER_NODE");
-  const char* shared_env = std::getenv("LOOM_HALO_SHARED");
-  const bool shared_off = shared_env && std::string(shared_env) == "0";
-  if ((rpn && std::string(rpn) == "1") || shared_off) {
+  if ((rpn && std::string(rpn) == "1") || mpi_only) {
     EXPECT_EQ(shared, 0);
   }
-  if (!rpn && !shared_off) {
+  if (!rpn && !mpi_only) {
     EXPECT_EQ(peers, 0);
+  }
+  loom_halo_destroy(&d);
+  // loom_halo_set_methods restricts like the variable: MPI only, the wrap onto oneself too.
+  ASSERT_EQ(loom_halo_create(MPI_COMM_WORLD, extent, radius, periodic, LOOM_HALO_BOX, 0, &d),
+            LOOM_HALO_SUCCESS);
+  ASSERT_EQ(loom_halo_set_methods(d, LOOM_HALO_METHOD_MPI), LOOM_HALO_SUCCESS);
+  ASSERT_EQ(loom_halo_add_field(d, 8, &field), LOOM_HALO_SUCCESS);
+  ASSERT_EQ(loom_halo_realize(d), LOOM_HALO_SUCCESS) << loom_halo_error_message();
+  ASSERT_EQ(loom_halo_peers(d, &peers, &shared, &self), LOOM_HALO_SUCCESS);
+  EXPECT_EQ(shared, 0);
+  EXPECT_EQ(self, 0);
+  if (size <= 2) {
+    EXPECT_EQ(peers, size);
   }
   loom_halo_destroy(&d);
 }
@@ -440,7 +460,11 @@ TEST(HaloErrors, CallsOutOfOrderAndBadFields) {
     EXPECT_EQ(loom_halo_realize(e), LOOM_HALO_ERR_MISMATCH);
     loom_halo_destroy(&e);
   }
+  EXPECT_EQ(loom_halo_set_methods(d, LOOM_HALO_METHOD_SELF), LOOM_HALO_ERR_ARG);  // no MPI
+  EXPECT_EQ(loom_halo_set_methods(d, 8 | LOOM_HALO_METHOD_MPI), LOOM_HALO_ERR_ARG);
+  EXPECT_EQ(loom_halo_set_methods(nullptr, LOOM_HALO_METHOD_MPI), LOOM_HALO_ERR_ARG);
   ASSERT_EQ(loom_halo_realize(d), LOOM_HALO_SUCCESS) << loom_halo_error_message();
+  EXPECT_EQ(loom_halo_set_methods(d, LOOM_HALO_METHODS_ALL), LOOM_HALO_ERR_STATE);
   EXPECT_EQ(loom_halo_realize(d), LOOM_HALO_ERR_STATE);
   EXPECT_EQ(loom_halo_add_field(d, 8, &field), LOOM_HALO_ERR_STATE);
   EXPECT_NE(std::string(loom_halo_error_message()).find("after"), std::string::npos);
