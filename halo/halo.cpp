@@ -2,7 +2,8 @@
 // See docs/halo.md. Transports: a rank that is its own neighbour (periodic wrap) copies
 // interior to ghost directly; every other neighbour pair gets one persistent host-MPI message
 // each way per exchange, every direction and field between the pair merged, packed into and
-// unpacked from persistent buffers.
+// unpacked from persistent buffers. Those messages are bytes already packed, so their requests
+// go to the host MPI directly (PMPI_*): a preloaded libloom.so would only add a layer.
 #include "loom/halo.h"
 
 #include <sched.h>
