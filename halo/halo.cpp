@@ -7,6 +7,7 @@
 #include "loom/halo.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -115,7 +116,8 @@ unsigned methods_from_env() {
 }
 
 constexpr int kTag = 2424;
-constexpr int kSpinMicros = 200;  // same-node flag waits spin this long before yielding
+// Same-node flag waits spin this long before yielding, when the node's ranks have a core each.
+constexpr int kSpinMicros = 200;
 
 }  // namespace
 
@@ -152,6 +154,7 @@ struct loom_halo_domain_s {
   std::vector<int64_t*> flags;  // by node rank
   std::vector<SharedSource> sources;
   std::vector<int> readers;  // node ranks that read from this rank
+  int spin_micros = 0;       // flag waits: kSpinMicros, or 0 with more node ranks than cores
   int64_t step = 0;
 };
 
@@ -454,6 +457,9 @@ int open_node(loom_halo_domain d) {
   for (int q = 0; q < node_size; ++q)
     d->node_rank_of[static_cast<size_t>(theirs[static_cast<size_t>(q)])] = q;
   d->shared = true;
+  // The machine's cores, not this rank's affinity: launchers bind each rank to one core.
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  d->spin_micros = node_size <= cores ? kSpinMicros : 0;
   return LOOM_HALO_SUCCESS;
 }
 
@@ -482,13 +488,13 @@ int open_window(loom_halo_domain d) {
   return rc == MPI_SUCCESS ? LOOM_HALO_SUCCESS : mpi_fail(rc, "MPI_Barrier (node)");
 }
 
-// Spins for a while before yielding: a yield on a loaded machine gives the core away for a
-// whole time slice, far longer than a peer on another core takes to arrive; ranks
-// oversubscribed on fewer cores still get theirs after the spin.
-void wait_at_least(int64_t* flag, int64_t value) {
+// Spins for `spin_micros` before yielding: a yield on a loaded machine gives the core away for
+// a whole time slice, far longer than a peer on another core takes to arrive. Ranks
+// oversubscribed on fewer cores spin 0 us (then 64 spins), so the peer they wait for can run.
+void wait_at_least(int64_t* flag, int64_t value, int spin_micros) {
   std::atomic_ref<int64_t> a(*flag);
   if (a.load(std::memory_order_acquire) >= value) return;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_micros);
   bool spinning = true;
   for (int spins = 0; a.load(std::memory_order_acquire) < value; ++spins) {
     if (!spinning) {
@@ -765,7 +771,7 @@ int loom_halo_finish(loom_halo_domain d) {
   if (d->shared) {
     for (const SharedSource& source : d->sources) {
       int64_t* theirs = d->flags[static_cast<size_t>(source.node_rank)];
-      wait_at_least(&theirs[0], d->step);
+      wait_at_least(&theirs[0], d->step, d->spin_micros);
       for (const SharedCopy& c : source.copies) {
         const Field& to = d->fields[static_cast<size_t>(c.field)];
         copy_box(c.from_base, c.from_stride, c.from, to.base, to.stride, c.to, to.element);
@@ -774,7 +780,7 @@ int loom_halo_finish(loom_halo_domain d) {
     }
     // Our interior may change once every reader has copied it.
     int64_t* ours = d->flags[static_cast<size_t>(d->node_rank)];
-    for (int q : d->readers) wait_at_least(&ours[1 + q], d->step);
+    for (int q : d->readers) wait_at_least(&ours[1 + q], d->step, d->spin_micros);
   }
   return LOOM_HALO_SUCCESS;
 }
