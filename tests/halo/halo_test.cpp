@@ -296,6 +296,9 @@ TEST(Halo, EveryPeriodicityAndStencil) {
     }
 }
 
+// --stress-steps=N (main) sets it: 2,000 in every run, 10^4 in the dedicated halo.stress runs.
+int stress_steps = 2000;
+
 // Many exchanges with random delays on one rank (before start, between start and finish, after
 // finish): no ghost may be torn or stale, whichever transport carries it.
 TEST(Halo, StressWithRandomDelays) {
@@ -308,8 +311,12 @@ TEST(Halo, StressWithRandomDelays) {
   loom_halo_domain d = create_realized(c);
   ASSERT_NE(d, nullptr) << c.describe();
   const Layout l = layout_of(d, c.elements.size());
-  std::mt19937_64 rng(test_seed() + static_cast<uint64_t>(world_rank()));
-  const int steps = 2000;
+  const uint64_t seed = test_seed();
+  if (world_rank() == 0)
+    std::printf("halo stress: %d ranks, %d exchanges, LOOM_TEST_SEED=%llu\n", world_size(),
+                stress_steps, static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed + static_cast<uint64_t>(world_rank()));
+  const int steps = stress_steps;
   int64_t wrong = 0;
   for (int step = 0; step < steps && wrong == 0; ++step) {
     fill(c, l, step);
@@ -488,6 +495,8 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--stress-steps=", 15) == 0) stress_steps = std::atoi(argv[i] + 15);
   const int rc = RUN_ALL_TESTS();
   int worst = rc;
   MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
