@@ -47,6 +47,7 @@ int fail(int code, std::string message) {
 
 struct Field {
   size_t element = 0;
+  bool attached = false;  // the user's memory (loom_halo_attach_field): base and stride given
   char* allocation = nullptr;
   char* base = nullptr;  // local cell (0, 0, 0)
   std::array<int64_t, 3> stride{};
@@ -169,7 +170,11 @@ std::unique_ptr<loom::pack::Plan> plan_of(const std::vector<Segment>& segments,
     const Field& f = fields[static_cast<size_t>(s.field)];
     const char* first =
         f.base + s.box.lo[0] * f.stride[0] + s.box.lo[1] * f.stride[1] + s.box.lo[2] * f.stride[2];
-    types::NodeRef row = types::make_dense(s.box.n[0] * static_cast<int64_t>(f.element));
+    const int64_t e = static_cast<int64_t>(f.element);
+    // Cells along x are dense unless the field is attached with a wider stride (AoS).
+    types::NodeRef row = f.stride[0] == e
+                             ? types::make_dense(s.box.n[0] * e)
+                             : types::make_repeat(s.box.n[0], f.stride[0], types::make_dense(e));
     types::NodeRef plane = types::make_repeat(s.box.n[1], f.stride[1], row);
     layout.push_back({static_cast<int64_t>(reinterpret_cast<uintptr_t>(first)),
                       types::make_repeat(s.box.n[2], f.stride[2], plane)});
@@ -189,10 +194,19 @@ void copy_box(const char* from_base, const std::array<int64_t, 3>& from_stride, 
   const char* in = from_base + from.lo[0] * from_stride[0] + from.lo[1] * from_stride[1] +
                    from.lo[2] * from_stride[2];
   char* out = to_base + to.lo[0] * to_stride[0] + to.lo[1] * to_stride[1] + to.lo[2] * to_stride[2];
+  const int64_t e = static_cast<int64_t>(element);
+  const bool rows = from_stride[0] == e && to_stride[0] == e;  // else cell by cell (AoS)
   for (int64_t k = 0; k < from.n[2]; ++k)
-    for (int64_t j = 0; j < from.n[1]; ++j)
-      loom::pack::copy_block(out + j * to_stride[1] + k * to_stride[2],
-                             in + j * from_stride[1] + k * from_stride[2], row);
+    for (int64_t j = 0; j < from.n[1]; ++j) {
+      char* o = out + j * to_stride[1] + k * to_stride[2];
+      const char* i = in + j * from_stride[1] + k * from_stride[2];
+      if (rows) {
+        loom::pack::copy_block(o, i, row);
+        continue;
+      }
+      for (int64_t x = 0; x < from.n[0]; ++x)
+        loom::pack::copy_block(o + x * to_stride[0], i + x * from_stride[0], e);
+    }
 }
 
 int mpi_fail(int rc, const char* what) {
@@ -611,6 +625,27 @@ int loom_halo_add_field_type(loom_halo_domain domain, MPI_Datatype named_type, i
   return add_field(domain, static_cast<size_t>(size), field);
 }
 
+int loom_halo_attach_field(loom_halo_domain d, size_t element_size, void* base,
+                           const int64_t strides[3], int* field) {
+  if (!d || !base || !strides) return fail(LOOM_HALO_ERR_ARG, "null domain, base or strides");
+  // Row-major without overlap, ghosts included: each stride spans the one below it.
+  int64_t span = static_cast<int64_t>(element_size);
+  for (size_t i = 0; i < 3; ++i) {
+    if (strides[i] < span)
+      return fail(LOOM_HALO_ERR_ARG, "attached field: stride " + std::to_string(i) + " is " +
+                                         std::to_string(strides[i]) + ", less than " +
+                                         std::to_string(span) + " bytes");
+    span = strides[i] * (d->size[i] + d->radius.minus[i] + d->radius.plus[i]);
+  }
+  const int rc = add_field(d, element_size, field);
+  if (rc != LOOM_HALO_SUCCESS) return rc;
+  Field& f = d->fields.back();
+  f.attached = true;
+  f.base = static_cast<char*>(base);
+  for (size_t i = 0; i < 3; ++i) f.stride[i] = strides[i];
+  return LOOM_HALO_SUCCESS;
+}
+
 int loom_halo_set_methods(loom_halo_domain d, unsigned methods) {
   if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
   if (d->realized) return fail(LOOM_HALO_ERR_STATE, "methods set after loom_halo_realize");
@@ -625,10 +660,14 @@ int loom_halo_realize(loom_halo_domain d) {
   if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
   // A bad LOOM_HALO_METHODS leaves methods 0, compared like the rest so that ranks agree.
   if (!d->methods && !d->realized) d->methods = methods_from_env();
-  const bool shared = d->methods & LOOM_HALO_METHOD_SHARED;
+  // Neighbours cannot read the user's memory: attached fields keep a domain off shared memory.
+  bool any_attached = false;
+  for (const Field& f : d->fields) any_attached = any_attached || f.attached;
+  const bool shared = (d->methods & LOOM_HALO_METHOD_SHARED) && !any_attached;
   std::vector<int64_t> shape{static_cast<int64_t>(d->realized),
                              static_cast<int64_t>(d->fields.size()), d->methods};
-  for (const Field& f : d->fields) shape.push_back(static_cast<int64_t>(f.element));
+  for (const Field& f : d->fields)
+    shape.push_back(static_cast<int64_t>(f.element) * 2 + (f.attached ? 1 : 0));
   int rc = MPI_SUCCESS;
   // Same field count first (so the vectors below have one length on every rank).
   std::vector<int64_t> head(shape.begin(), shape.begin() + 3);
@@ -650,6 +689,7 @@ int loom_halo_realize(loom_halo_domain d) {
   std::array<int64_t, 3> total{};
   for (size_t i = 0; i < 3; ++i) total[i] = d->size[i] + d->radius.minus[i] + d->radius.plus[i];
   for (Field& f : d->fields) {
+    if (f.attached) continue;
     const size_t e = f.element;
     f.stride = {static_cast<int64_t>(e), static_cast<int64_t>(e) * total[0],
                 static_cast<int64_t>(e) * total[0] * total[1]};
