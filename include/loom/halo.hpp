@@ -80,6 +80,12 @@ class Domain {
   int add_field() {
     return add_field(sizeof(T));
   }
+  // The caller's memory as a field (loom_halo_attach_field): base is local cell (0,0,0).
+  int attach_field(size_t element_size, void* base, const std::array<int64_t, 3>& strides) {
+    int f = -1;
+    check(loom_halo_attach_field(domain_, element_size, base, strides.data(), &f));
+    return f;
+  }
   void set_methods(unsigned methods) { check(loom_halo_set_methods(domain_, methods)); }
   void realize() { check(loom_halo_realize(domain_)); }
 
