@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <loom/halo.hpp>
+#include <vector>
 
 namespace {
 
@@ -44,6 +45,51 @@ TEST(HaloCpp, ExchangeFillsGhostsFromPeriodicImage) {
   loom::halo::Domain moved = std::move(d);
   EXPECT_EQ(d.get(), nullptr);
   moved.exchange();
+}
+
+// Array of structs through attach_field: one attached field per member of the user's cells.
+TEST(HaloCpp, AttachedArrayOfStructs) {
+  struct Cell {
+    double t;
+    int id;
+  };
+  const std::array<int64_t, 3> global{11, 8, 6};
+  loom::halo::Domain d(MPI_COMM_WORLD, global, {1, 1, 1, 1, 1, 1}, {1, 1, 1});
+  const auto n = d.extent();
+  std::vector<Cell> cells(static_cast<size_t>((n[0] + 2) * (n[1] + 2) * (n[2] + 2)));
+  const std::array<int64_t, 3> strides{
+      static_cast<int64_t>(sizeof(Cell)), static_cast<int64_t>(sizeof(Cell)) * (n[0] + 2),
+      static_cast<int64_t>(sizeof(Cell)) * (n[0] + 2) * (n[1] + 2)};
+  Cell* first = &cells[static_cast<size_t>(((n[1] + 2) + 1) * (n[0] + 2) + 1)];  // (0,0,0)
+  const int t = d.attach_field(sizeof(double), &first->t, strides);
+  const int id = d.attach_field(sizeof(int), &first->id, strides);
+  d.realize();
+  const auto origin = d.origin();
+  auto ft = d.field<double>(t);
+  auto fid = d.field<int>(id);
+  EXPECT_EQ(&ft(0, 0, 0), &first->t);
+  auto global_index = [&](int64_t i, int64_t j, int64_t k) {
+    const int64_t x = (origin[0] + i + global[0]) % global[0];
+    const int64_t y = (origin[1] + j + global[1]) % global[1];
+    const int64_t z = (origin[2] + k + global[2]) % global[2];
+    return (z * global[1] + y) * global[0] + x;
+  };
+  for (int64_t k = 0; k < n[2]; ++k)
+    for (int64_t j = 0; j < n[1]; ++j)
+      for (int64_t i = 0; i < n[0]; ++i) {
+        ft(i, j, k) = 0.25 * static_cast<double>(global_index(i, j, k));
+        fid(i, j, k) = static_cast<int>(global_index(i, j, k));
+      }
+  d.exchange();
+  int64_t wrong = 0;
+  for (int64_t k = -1; k < n[2] + 1; ++k)
+    for (int64_t j = -1; j < n[1] + 1; ++j)
+      for (int64_t i = -1; i < n[0] + 1; ++i) {
+        wrong += ft(i, j, k) != 0.25 * static_cast<double>(global_index(i, j, k));
+        wrong += fid(i, j, k) != static_cast<int>(global_index(i, j, k));
+      }
+  MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST(HaloCpp, ErrorsAreExceptionsWithTheCode) {
