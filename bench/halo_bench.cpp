@@ -10,6 +10,12 @@
 // neighbours are the same rank, or the rank itself). Every case is verified on both paths before
 // and after timing: interior cells hold a function of their global coordinates and field, and
 // after an exchange every ghost cell must hold that function of its periodic image.
+//
+// The "library" variant times, in one rotation on the same problem and ranks, the host's own
+// (PMPI_*, so no Loom in the way) hand-written subarray Isend/Irecv and
+// MPI_Neighbor_alltoallw, Loom's halo library (libloom_halo, include/loom/halo.h) with all its
+// transports and restricted to MPI messages, and the floor: each rank copying the same ghost
+// bytes onto itself as if it were the whole periodic domain (no communication at all).
 #include <mpi.h>
 
 #include <algorithm>
@@ -17,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -25,9 +32,11 @@
 #include "bench/p2p_common.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
+#include "loom/halo.h"
 #include "loom/loom.h"
 #include "model/trial.hpp"
 #include "ops/method.hpp"
+#include "pack/row_loops.hpp"
 
 namespace loom::bench {
 
@@ -44,7 +53,7 @@ struct Options : SamplingOptions {
   int radius = 2;
   int fields = 4;
   bool interleaved = false;
-  std::vector<std::string> variants = {"isend", "alltoallw"};
+  std::vector<std::string> variants = {"isend", "alltoallw", "library"};
 };
 
 void print_help(FILE* out) {
@@ -61,7 +70,10 @@ void print_help(FILE* out) {
       "  --fields F         doubles per cell (default 4)\n"
       "  --layout L         soa: one array per field, [field][z][y][x] (default)\n"
       "                     aos: fields interleaved per cell, [z][y][x][field]\n"
-      "  --variants LIST    isend, alltoallw (default both)\n"
+      "  --variants LIST    isend, alltoallw: host vs Loom's interposer; library: host\n"
+      "                     isend and alltoallw vs Loom's halo library (all transports, MPI\n"
+      "                     only) vs the one-process copy floor, always soa (default\n"
+      "                     all three)\n"
       "  --reps N           at most N timed samples per path and case (default 100; at\n"
       "                     least min(7,N))\n"
       "  --time SECONDS     time bound per case, both paths together (default 0.5)\n"
@@ -102,7 +114,8 @@ OptionParse parse_halo_option(const std::string& arg, const char* v, Options* op
     if (!v) return OptionParse::Bad;
     opt->variants = split_commas(v);
     for (const auto& name : opt->variants)
-      if (name != "isend" && name != "alltoallw") return bad("--variants (isend, alltoallw)");
+      if (name != "isend" && name != "alltoallw" && name != "library")
+        return bad("--variants (isend, alltoallw, library)");
     if (opt->variants.empty()) return bad("--variants");
   }
   return OptionParse::Taken;
@@ -456,14 +469,278 @@ CaseResult run_case(Variant variant, int n, const Grid& g, const Options& opt, i
 }
 
 // ---------------------------------------------------------------------------------------------
+// The library variant: the host's hand-written exchanges, Loom's halo library and the floor.
+
+// Loom's library on the bench's problem: the global grid of the Cartesian communicator (its
+// axis 0 is z, the library's dimension 0 is x), periodic, box stencil, `fields` doubles.
+struct Library {
+  loom_halo_domain domain = nullptr;
+  std::vector<char*> base;  // each field's local cell (0, 0, 0)
+  int64_t stride[3] = {0, 0, 0};
+  int64_t origin[3] = {0, 0, 0}, size[3] = {0, 0, 0}, global[3] = {0, 0, 0};
+  int radius = 0, fields = 0;
+  int peers[3] = {0, 0, 0};  // loom_halo_peers: MPI, shared, self
+  std::string error;         // "" once realized
+};
+
+Library make_library(const Grid& g, int n, const Options& opt, unsigned methods) {
+  Library l;
+  l.radius = opt.radius;
+  l.fields = opt.fields;
+  for (int a = 0; a < 3; ++a) l.global[a] = static_cast<int64_t>(g.dims[2 - a]) * n;
+  const int radius[6] = {opt.radius, opt.radius, opt.radius, opt.radius, opt.radius, opt.radius};
+  const int periodic[3] = {1, 1, 1};
+  int rc =
+      loom_halo_create(MPI_COMM_WORLD, l.global, radius, periodic, LOOM_HALO_BOX, 0, &l.domain);
+  if (rc == LOOM_HALO_SUCCESS) rc = loom_halo_set_methods(l.domain, methods);
+  for (int f = 0; f < opt.fields && rc == LOOM_HALO_SUCCESS; ++f) {
+    int index = 0;
+    rc = loom_halo_add_field_type(l.domain, MPI_DOUBLE, &index);
+  }
+  if (rc == LOOM_HALO_SUCCESS) rc = loom_halo_realize(l.domain);
+  if (rc != LOOM_HALO_SUCCESS) {
+    l.error = format("%s: %s", loom_halo_error_string(rc), loom_halo_error_message());
+    return l;
+  }
+  loom_halo_origin(l.domain, l.origin);
+  loom_halo_extent(l.domain, l.size);
+  loom_halo_peers(l.domain, &l.peers[0], &l.peers[1], &l.peers[2]);
+  for (int f = 0; f < opt.fields; ++f) {
+    void* base = nullptr;
+    loom_halo_field(l.domain, f, &base, l.stride);
+    l.base.push_back(static_cast<char*>(base));
+  }
+  // The same problem as the hand-written exchange: n^3 cells on every rank.
+  if (l.size[0] != n || l.size[1] != n || l.size[2] != n)
+    l.error = format("the library's subdomain is %lldx%lldx%lld, not %d^3", (long long)l.size[0],
+                     (long long)l.size[1], (long long)l.size[2], n);
+  return l;
+}
+
+// Interior cells: a function of the global cell (1-based, exact in a double); ghosts: the
+// sentinel. With `check`, counts the cells that differ from that (ghosts: their periodic image)
+// instead, and describes the first.
+int64_t library_cells(Library& l, bool check, std::string* first) {
+  int64_t wrong = 0;
+  const int r = l.radius;
+  for (int f = 0; f < l.fields; ++f)
+    for (int64_t k = -r; k < l.size[2] + r; ++k)
+      for (int64_t j = -r; j < l.size[1] + r; ++j)
+        for (int64_t i = -r; i < l.size[0] + r; ++i) {
+          const int64_t local[3] = {i, j, k};
+          int64_t v = f;
+          bool interior = true;
+          for (int a = 2; a >= 0; --a) {
+            interior = interior && local[a] >= 0 && local[a] < l.size[a];
+            v = v * l.global[a] + (l.origin[a] + local[a] + l.global[a]) % l.global[a];
+          }
+          double* cell = reinterpret_cast<double*>(
+              l.base[static_cast<size_t>(f)] + i * l.stride[0] + j * l.stride[1] + k * l.stride[2]);
+          const double want = static_cast<double>(v + 1);
+          if (!check) {
+            *cell = interior ? want : kGhostSentinel;
+          } else if (*cell != want && !wrong++) {
+            *first = format("field %d cell (x,y,z)=(%lld,%lld,%lld): got %.17g, want %.17g", f,
+                            (long long)i, (long long)j, (long long)k, *cell, want);
+          }
+        }
+  return wrong;
+}
+
+std::string verify_library(Library& l, const char* name, int rank, int ranks) {
+  std::string local = l.error, first;
+  if (local.empty()) {
+    library_cells(l, false, &first);
+    const int rc = loom_halo_exchange(l.domain);
+    if (rc != LOOM_HALO_SUCCESS) {
+      local = format("exchange: %s", loom_halo_error_message());
+    } else if (const int64_t wrong = library_cells(l, true, &first)) {
+      local = format("%lld wrong values, first %s", (long long)wrong, first.c_str());
+    }
+  }
+  return p2p::gather_rank_messages(
+      local.empty() ? "" : format("rank %d, %s: %s", rank, name, local.c_str()), rank, ranks);
+}
+
+// One process, no communication: every ghost region of the bench's domain filled from the
+// interior region across the periodic wrap, one row at a time with the library's own row copy
+// (pack/row_loops.hpp's short-block copy, memcpy above 256 bytes).
+struct Floor {
+  Domain* domain = nullptr;
+  struct Copy {
+    int from[3], to[3], size[3];  // (z, y, x) cells
+  };
+  std::vector<Copy> copies;
+  void run() {
+    Domain& d = *domain;
+    double* u = d.data();
+    // Rows along x: with interleaved fields one row carries every field of its cells.
+    const int row_fields = d.interleaved ? 1 : d.fields;
+    const size_t row_values = d.interleaved ? static_cast<size_t>(d.fields) : 1;
+    for (const Copy& c : copies)
+      for (int f = 0; f < row_fields; ++f)
+        for (int z = 0; z < c.size[0]; ++z)
+          for (int y = 0; y < c.size[1]; ++y)
+            pack::copy_block(
+                reinterpret_cast<char*>(&u[d.index(f, c.to[0] + z, c.to[1] + y, c.to[2])]),
+                reinterpret_cast<const char*>(
+                    &u[d.index(f, c.from[0] + z, c.from[1] + y, c.from[2])]),
+                static_cast<int64_t>(sizeof(double) * row_values) * c.size[2]);
+  }
+};
+
+Floor make_floor(Domain& d) {
+  Floor fl;
+  fl.domain = &d;
+  for (const Direction& o : directions()) {
+    Floor::Copy c;
+    for (int a = 0; a < 3; ++a) {
+      c.size[a] = o[a] == 0 ? d.n : d.r;
+      c.to[a] = o[a] < 0 ? 0 : o[a] == 0 ? d.r : d.n + d.r;  // the ghost cells on that side
+      c.from[a] = o[a] < 0 ? d.n : d.r;                      // the interior cells on the far side
+    }
+    fl.copies.push_back(c);
+  }
+  return fl;
+}
+
+struct LibraryResult {
+  int n = 0;
+  int64_t bytes_per_exchange = 0;  // ghost bytes filled on each rank
+  int peers[3] = {0, 0, 0};        // the all-transport library's plan on rank 0
+  // Seconds per exchange (slowest rank): isend, alltoallw (host), library (all), library
+  // (MPI only), floor.
+  static constexpr int kPaths = 5;
+  Summary times[kPaths];
+  int exchanges_per_sample = 0;
+  std::string verify_error;
+  bool verified() const { return verify_error.empty(); }
+  double ratio(int slower, int faster) const {
+    return times[faster].median > 0 ? times[slower].median / times[faster].median : 0;
+  }
+};
+constexpr const char* kLibraryPaths[LibraryResult::kPaths] = {"isend", "alltoallw", "library",
+                                                              "library-mpi", "floor"};
+enum LibraryPath { kIsend, kAlltoallw, kLibrary, kLibraryMpi, kFloor };
+
+LibraryResult run_library_case(int n, const Grid& g, const Options& opt, int rank, int ranks) {
+  LibraryResult r;
+  r.n = n;
+  Domain d{n, opt.radius, opt.fields, false, n + 2 * opt.radius, 0, nullptr};
+  d.values = static_cast<int64_t>(d.ext) * d.ext * d.ext * d.fields;
+  d.storage = allocate(d.values * static_cast<int64_t>(sizeof(double)), kTool);
+  HaloTypes h = make_halo_types(d);
+  r.bytes_per_exchange = h.bytes_per_exchange;
+  Exchange isend = make_exchange(Variant::Isend, g, d, h);
+  Exchange alltoallw = make_exchange(Variant::Alltoallw, g, d, h);
+  Library all = make_library(g, n, opt, LOOM_HALO_METHODS_ALL);
+  Library mpi_only = make_library(g, n, opt, LOOM_HALO_METHOD_MPI);
+  std::copy(std::begin(all.peers), std::end(all.peers), std::begin(r.peers));
+  Floor floor = make_floor(d);
+  const Path& host = host_path();
+
+  auto verify_all = [&](const char* when) {
+    std::string errors;
+    for (Exchange* x : {&isend, &alltoallw}) {
+      const std::string e = verify(host, *x, rank, ranks);
+      if (!e.empty()) append_error(&errors, e + when);
+    }
+    for (auto [l, name] : {std::pair{&all, "library"}, std::pair{&mpi_only, "library-mpi"}}) {
+      const std::string e = verify_library(*l, name, rank, ranks);
+      if (!e.empty()) append_error(&errors, e + when);
+    }
+    // The floor is a one-process periodic domain: ghosts hold the local periodic image.
+    Grid alone;
+    alone.dims[0] = alone.dims[1] = alone.dims[2] = 1;
+    reset_domain(alone, d);
+    floor.run();
+    const std::string local = check_domain(alone, d);
+    const std::string e = p2p::gather_rank_messages(
+        local.empty() ? "" : format("rank %d, floor: %s", rank, local.c_str()), rank, ranks);
+    if (!e.empty()) append_error(&errors, e + when);
+    return errors;
+  };
+  r.verify_error = verify_all("");
+  const bool libraries_ok = all.error.empty() && mpi_only.error.empty();
+
+  const std::function<void()> paths[LibraryResult::kPaths] = {
+      [&] { isend.run(host); }, [&] { alltoallw.run(host); },
+      [&] { loom_halo_exchange(all.domain); }, [&] { loom_halo_exchange(mpi_only.domain); },
+      [&] { floor.run(); }};
+  if (libraries_ok) {
+    // Calibration as run_case: one exchange per path, rank 0 decides, broadcast.
+    double once[LibraryResult::kPaths] = {};
+    for (int k = 0; k < LibraryResult::kPaths; ++k) {
+      PMPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = now_seconds();
+      paths[k]();
+      once[k] = std::max(now_seconds() - t0, 1e-9);
+    }
+    int plan[2] = {0, 0};  // exchanges per sample, samples per path
+    if (rank == 0) {
+      const double slowest = *std::max_element(std::begin(once), std::end(once));
+      double total = 0;
+      for (double t : once) total += t;
+      plan[0] = static_cast<int>(std::clamp(kSampleSeconds / slowest, 1.0, 1e4));
+      plan[1] = static_cast<int>(std::clamp(opt.seconds_per_case / (plan[0] * total),
+                                            static_cast<double>(opt.min_reps),
+                                            static_cast<double>(opt.max_reps)));
+    }
+    PMPI_Bcast(plan, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    r.exchanges_per_sample = plan[0];
+    std::vector<double> samples[LibraryResult::kPaths];
+    for (int rep = 0; rep < plan[1]; ++rep)
+      for (int j = 0; j < LibraryResult::kPaths; ++j) {
+        const int k = (rep + j) % LibraryResult::kPaths;  // rotate which path goes first
+        PMPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = now_seconds();
+        for (int e = 0; e < plan[0]; ++e) paths[k]();
+        double seconds = (now_seconds() - t0) / plan[0], slowest = 0;
+        PMPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        samples[k].push_back(slowest);
+      }
+    for (int k = 0; k < LibraryResult::kPaths; ++k) r.times[k] = summarize(samples[k]);
+    const std::string after = verify_all(" (after timing)");
+    if (!after.empty()) append_error(&r.verify_error, after);
+  }
+  for (Library* l : {&all, &mpi_only})
+    if (l->domain) loom_halo_destroy(&l->domain);
+  if (alltoallw.graph != MPI_COMM_NULL) MPI_Comm_free(&alltoallw.graph);
+  h.free();
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report.
 
 std::string msec_cell(const Summary& s) {
   return format("%.3f [%.3f-%.3f]", s.median * 1e3, s.p10 * 1e3, s.p90 * 1e3);
 }
 
+// The issue's targets (#24) for the library rows, each the worst case.
+struct LibraryTargets {
+  TargetLine over_isend{"library / hand-written isend (min)", 2.5};
+  TargetLine over_alltoallw{"library / neighbor_alltoallw (min)", 2.0};
+  TargetLine floor{"floor / library (min; 1/1.3 = within 1.3x)", 1.0 / 1.3};
+  TargetLine mpi_over_isend{"library-mpi / hand-written isend (min)", 1.0};
+  explicit LibraryTargets(const std::vector<LibraryResult>& results) {
+    for (const auto& r : results) {
+      if (!r.verified()) continue;
+      const std::string label = format("n=%d", r.n);
+      over_isend.add(r.ratio(kIsend, kLibrary), label);
+      over_alltoallw.add(r.ratio(kAlltoallw, kLibrary), label);
+      floor.add(r.ratio(kFloor, kLibrary), label);
+      mpi_over_isend.add(r.ratio(kIsend, kLibraryMpi), label);
+    }
+  }
+  std::vector<const TargetLine*> all() const {
+    return {&over_isend, &over_alltoallw, &floor, &mpi_over_isend};
+  }
+};
+
 void write_json(const Options& opt, int ranks, const Grid& g,
-                const std::vector<CaseResult>& results, int failures) {
+                const std::vector<CaseResult>& results, const std::vector<LibraryResult>& library,
+                int failures) {
   JsonWriter j = begin_json_report({.subcommand = "halo",
                                     .ranks = ranks,
                                     .process_grid = {std::begin(g.dims), std::end(g.dims)}},
@@ -493,13 +770,62 @@ void write_json(const Options& opt, int ranks, const Grid& g,
     j.end_object();
   }
   j.end_array();
+  j.objects("library_cases", library, [&j](const LibraryResult& r) {
+    j.field("n", r.n);
+    j.field("bytes_per_exchange", r.bytes_per_exchange);  // ghost bytes filled on each rank
+    j.field("library_mpi_peers", r.peers[0]);
+    j.field("library_shared_peers", r.peers[1]);
+    j.field("library_self_copies", r.peers[2]);
+    for (int k = 0; k < LibraryResult::kPaths; ++k)
+      j.field(format("%s_seconds", kLibraryPaths[k]).c_str(), r.times[k]);
+    j.field("isend_over_library", r.ratio(kIsend, kLibrary));
+    j.field("alltoallw_over_library", r.ratio(kAlltoallw, kLibrary));
+    j.field("library_over_floor", r.ratio(kLibrary, kFloor));
+    j.field("isend_over_library_mpi", r.ratio(kIsend, kLibraryMpi));
+    j.field("exchanges_per_sample", r.exchanges_per_sample);
+    write_verification(j, r.verify_error);
+  });
   j.begin_object("summary");
   std::vector<double> ratios;
   for (const auto& r : results) ratios.push_back(r.ratio());
   j.field("geomean_ratio", geomean(ratios));
   j.field("verify_failures", failures);
+  const LibraryTargets targets(library);
+  if (!library.empty()) write_targets(j, targets.all());
   j.end_object();
   finish_json_report(j, opt.json_path, kTool);  // a warning is enough: the table is printed
+}
+
+void print_library(const std::vector<LibraryResult>& library, const MpiRun& mpi, int ranks) {
+  const char* rpn = std::getenv("LOOM_RANKS_PER_NODE");
+  std::printf(
+      "\nhost MPI: %s, %d ranks, LOOM_RANKS_PER_NODE=%s   Loom's halo library against the host's\n"
+      "own exchanges (PMPI_*, no Loom) and the floor, one rotation in one run (ms per exchange,\n"
+      "slowest rank, median [p10-p90]; soa layout; library-mpi: every pair one MPI message,\n"
+      "the wrap onto oneself too; floor: each rank fills its ghosts from its own interior\n"
+      "with the library's row copy, no communication; plan: the library's MPI peers / shared\n"
+      "peers / self copy on rank 0)\n\n",
+      mpi.host_mpi.c_str(), ranks, rpn && *rpn ? rpn : "unset");
+  Table table({"n", "ghost bytes", "plan", "isend ms", "alltoallw ms", "library ms",
+               "library-mpi ms", "floor ms", "isend/lib", "a2aw/lib", "lib/floor", "isend/lib-mpi",
+               "data"});
+  for (const auto& r : library)
+    table.add_row(
+        {format("%d", r.n), human_bytes(r.bytes_per_exchange),
+         format("%d/%d/%d", r.peers[0], r.peers[1], r.peers[2]), msec_cell(r.times[kIsend]),
+         msec_cell(r.times[kAlltoallw]), msec_cell(r.times[kLibrary]),
+         msec_cell(r.times[kLibraryMpi]), msec_cell(r.times[kFloor]),
+         format("%.2fx", r.ratio(kIsend, kLibrary)), format("%.2fx", r.ratio(kAlltoallw, kLibrary)),
+         format("%.2fx", r.ratio(kLibrary, kFloor)), format("%.2fx", r.ratio(kIsend, kLibraryMpi)),
+         r.verified() ? "ok" : "MISMATCH"});
+  table.print(stdout);
+  std::printf("\nTargets (issue #24, worst case):\n");
+  const LibraryTargets targets(library);
+  for (const TargetLine* t : targets.all())
+    std::printf("  %-45s %6.2f  (target >= %.2f, %s)%s\n", t->name.c_str(),
+                t->has_value() ? t->value : 0.0, t->target, t->worst_case.c_str(),
+                t->pass() ? "" : "  NOT MET");
+  std::fflush(stdout);
 }
 
 int measure_halos(const Options& opt, const MpiRun& mpi) {
@@ -521,9 +847,20 @@ int measure_halos(const Options& opt, const MpiRun& mpi) {
   }
 
   std::vector<CaseResult> results;
+  std::vector<LibraryResult> library;
   for (const auto& name : opt.variants)
     for (int64_t n : opt.ns) {
       const double start = now_seconds();
+      if (name == "library") {
+        library.push_back(run_library_case(static_cast<int>(n), g, opt, rank, ranks));
+        if (rank != 0) continue;
+        std::fprintf(stderr, "[halo] %-9s n=%-4lld %5.2f s\n", name.c_str(), (long long)n,
+                     now_seconds() - start);
+        if (!library.back().verified())
+          std::fprintf(stderr, "VERIFY FAILED: library n=%lld: %s\n", (long long)n,
+                       library.back().verify_error.c_str());
+        continue;
+      }
       const Variant v = name == "isend" ? Variant::Isend : Variant::Alltoallw;
       results.push_back(run_case(v, static_cast<int>(n), g, opt, rank, ranks));
       if (rank != 0) continue;
@@ -536,7 +873,8 @@ int measure_halos(const Options& opt, const MpiRun& mpi) {
 
   int failures = 0;
   for (const auto& r : results) failures += r.verified() ? 0 : 1;
-  if (rank == 0) {
+  for (const auto& r : library) failures += r.verified() ? 0 : 1;
+  if (rank == 0 && !results.empty()) {
     Table table({"variant", "n", "bytes/rank", "domain/rank", "route", "host ms [p10-p90]",
                  "loom ms [p10-p90]", "host GB/s", "loom GB/s", "host/loom", "data"});
     for (const auto& r : results)
@@ -561,8 +899,9 @@ int measure_halos(const Options& opt, const MpiRun& mpi) {
         "paths, before and after timing): %s (%d failed)\n",
         geomean(ratios), results.size(), failures ? "FAIL" : "PASS", failures);
     std::fflush(stdout);
-    if (!opt.json_path.empty()) write_json(opt, ranks, g, results, failures);
   }
+  if (rank == 0 && !library.empty()) print_library(library, mpi, ranks);
+  if (rank == 0 && !opt.json_path.empty()) write_json(opt, ranks, g, results, library, failures);
   MPI_Comm cart = g.cart;
   MPI_Comm_free(&cart);
   return failures ? 1 : 0;

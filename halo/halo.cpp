@@ -2,14 +2,17 @@
 // See docs/halo.md. Transports: a rank that is its own neighbour (periodic wrap) copies
 // interior to ghost directly; every other neighbour pair gets one persistent host-MPI message
 // each way per exchange, every direction and field between the pair merged, packed into and
-// unpacked from persistent buffers.
+// unpacked from persistent buffers. Those messages are bytes already packed, so their requests
+// go to the host MPI directly (PMPI_*): a preloaded libloom.so would only add a layer.
 #include "loom/halo.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -24,6 +27,7 @@
 #include "halo/geometry.hpp"
 #include "mpi/locality.hpp"
 #include "pack/plan.hpp"
+#include "pack/row_loops.hpp"
 #include "place/partition.hpp"
 #include "runtime/runtime.hpp"
 #include "types/ir.hpp"
@@ -43,6 +47,7 @@ int fail(int code, std::string message) {
 
 struct Field {
   size_t element = 0;
+  bool attached = false;  // the user's memory (loom_halo_attach_field): base and stride given
   char* allocation = nullptr;
   char* base = nullptr;  // local cell (0, 0, 0)
   std::array<int64_t, 3> stride{};
@@ -84,12 +89,36 @@ struct SharedSource {
   std::vector<SharedCopy> copies;
 };
 
-constexpr loom::base::EnvVar kHaloShared{
-    "LOOM_HALO_SHARED", "1",
-    "0: the halo library's neighbours on one node exchange packed MPI messages like the others "
-    "instead of reading each other's fields in node-shared memory. Set it alike on every rank"};
+constexpr loom::base::EnvVar kHaloMethods{
+    "LOOM_HALO_METHODS", "self,shared,mpi",
+    "transports the halo library may use, comma-separated: self (a rank's periodic wrap onto "
+    "itself copied directly), shared (same-node neighbours read from node-shared memory), mpi "
+    "(one packed message per pair: the fallback, always included). Set it alike on every rank"};
+
+// LOOM_HALO_METHODS as a method mask; 0 when it names something else.
+unsigned methods_from_env() {
+  const char* text = loom::base::read(kHaloMethods);
+  if (!text) return LOOM_HALO_METHODS_ALL;
+  unsigned methods = LOOM_HALO_METHOD_MPI;
+  std::string list(text);
+  for (size_t at = 0; at <= list.size();) {
+    size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    const std::string name = list.substr(at, end - at);
+    if (name == "self")
+      methods |= LOOM_HALO_METHOD_SELF;
+    else if (name == "shared")
+      methods |= LOOM_HALO_METHOD_SHARED;
+    else if (name != "mpi")
+      return 0;
+    at = end + 1;
+  }
+  return methods;
+}
 
 constexpr int kTag = 2424;
+// Same-node flag waits spin this long before yielding, when the node's ranks have a core each.
+constexpr int kSpinMicros = 200;
 
 }  // namespace
 
@@ -101,7 +130,8 @@ struct loom_halo_domain_s {
   loom::place::Partition partition{{1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
   loom::place::Radius radius;
   loom::place::Periodic periodic{};
-  uint32_t mask = 0;  // ghost regions to fill (receive directions)
+  uint32_t mask = 0;     // ghost regions to fill (receive directions)
+  unsigned methods = 0;  // loom_halo_method bits; 0: not set, LOOM_HALO_METHODS at realize
   std::array<int64_t, 3> size{};
   bool realized = false;
   bool in_flight = false;
@@ -125,6 +155,7 @@ struct loom_halo_domain_s {
   std::vector<int64_t*> flags;  // by node rank
   std::vector<SharedSource> sources;
   std::vector<int> readers;  // node ranks that read from this rank
+  int spin_micros = 0;       // flag waits: kSpinMicros, or 0 with more node ranks than cores
   int64_t step = 0;
 };
 
@@ -139,7 +170,11 @@ std::unique_ptr<loom::pack::Plan> plan_of(const std::vector<Segment>& segments,
     const Field& f = fields[static_cast<size_t>(s.field)];
     const char* first =
         f.base + s.box.lo[0] * f.stride[0] + s.box.lo[1] * f.stride[1] + s.box.lo[2] * f.stride[2];
-    types::NodeRef row = types::make_dense(s.box.n[0] * static_cast<int64_t>(f.element));
+    const int64_t e = static_cast<int64_t>(f.element);
+    // Cells along x are dense unless the field is attached with a wider stride (AoS).
+    types::NodeRef row = f.stride[0] == e
+                             ? types::make_dense(s.box.n[0] * e)
+                             : types::make_repeat(s.box.n[0], f.stride[0], types::make_dense(e));
     types::NodeRef plane = types::make_repeat(s.box.n[1], f.stride[1], row);
     layout.push_back({static_cast<int64_t>(reinterpret_cast<uintptr_t>(first)),
                       types::make_repeat(s.box.n[2], f.stride[2], plane)});
@@ -149,15 +184,28 @@ std::unique_ptr<loom::pack::Plan> plan_of(const std::vector<Segment>& segments,
   return std::make_unique<loom::pack::Plan>(canonical, size, loom::runtime::config().isa);
 }
 
-void copy_within(const Field& f, const Box& from, const Box& to) {
-  const size_t row = static_cast<size_t>(from.n[0]) * f.element;
+// A box of `element`-byte cells from one strided field into another (or the same one), row by
+// row along x with Loom's short-block copy (pack/row_loops.hpp): ghost rows are often a few
+// cells wide, where a memcpy call costs more than the bytes.
+void copy_box(const char* from_base, const std::array<int64_t, 3>& from_stride, const Box& from,
+              char* to_base, const std::array<int64_t, 3>& to_stride, const Box& to,
+              size_t element) {
+  const int64_t row = from.n[0] * static_cast<int64_t>(element);
+  const char* in = from_base + from.lo[0] * from_stride[0] + from.lo[1] * from_stride[1] +
+                   from.lo[2] * from_stride[2];
+  char* out = to_base + to.lo[0] * to_stride[0] + to.lo[1] * to_stride[1] + to.lo[2] * to_stride[2];
+  const int64_t e = static_cast<int64_t>(element);
+  const bool rows = from_stride[0] == e && to_stride[0] == e;  // else cell by cell (AoS)
   for (int64_t k = 0; k < from.n[2]; ++k)
     for (int64_t j = 0; j < from.n[1]; ++j) {
-      const char* in = f.base + from.lo[0] * f.stride[0] + (from.lo[1] + j) * f.stride[1] +
-                       (from.lo[2] + k) * f.stride[2];
-      char* out = f.base + to.lo[0] * f.stride[0] + (to.lo[1] + j) * f.stride[1] +
-                  (to.lo[2] + k) * f.stride[2];
-      std::memmove(out, in, row);
+      char* o = out + j * to_stride[1] + k * to_stride[2];
+      const char* i = in + j * from_stride[1] + k * from_stride[2];
+      if (rows) {
+        loom::pack::copy_block(o, i, row);
+        continue;
+      }
+      for (int64_t x = 0; x < from.n[0]; ++x)
+        loom::pack::copy_block(o + x * to_stride[0], i + x * from_stride[0], e);
     }
 }
 
@@ -269,7 +317,8 @@ int build_plan(loom_halo_domain d) {
   for (int s = 0; s < kDirections; ++s) {
     if (s == kCentre || !(d->mask & (1u << loom::halo::opposite(s)))) continue;
     const int slot = d->partition.neighbour(d->slot, loom::halo::offset(s), d->periodic);
-    if (slot == loom::place::kNoNeighbour || slot == d->slot) continue;
+    const bool self = slot == d->slot && (d->methods & LOOM_HALO_METHOD_SELF);
+    if (slot == loom::place::kNoNeighbour || self) continue;
     const Box box = send_box(s, d->size, d->radius);
     if (box.empty()) continue;
     const int peer = d->rank_of_slot[static_cast<size_t>(slot)];
@@ -293,7 +342,7 @@ int build_plan(loom_halo_domain d) {
     if (slot == loom::place::kNoNeighbour) continue;
     const Box to = recv_box(r, d->size, d->radius);
     if (to.empty()) continue;
-    if (slot == d->slot) {
+    if (slot == d->slot && (d->methods & LOOM_HALO_METHOD_SELF)) {
       const Box from = send_box(s, d->size, d->radius);
       for (int f = 0; f < nfields; ++f) d->self_copies.push_back({f, from, to});
       continue;
@@ -351,11 +400,11 @@ int build_plan(loom_halo_domain d) {
     if (p.recv_bytes > 0) p.recv_plan = plan_of(p.recv, d->fields);
     int rc = MPI_SUCCESS;
     if (p.recv_bytes > 0)
-      rc = MPI_Recv_init(p.recv_buffer.data(), static_cast<int>(p.recv_bytes), MPI_BYTE, p.peer,
-                         kTag, d->comm, &p.recv_request);
+      rc = PMPI_Recv_init(p.recv_buffer.data(), static_cast<int>(p.recv_bytes), MPI_BYTE, p.peer,
+                          kTag, d->comm, &p.recv_request);
     if (rc == MPI_SUCCESS && p.send_bytes > 0)
-      rc = MPI_Send_init(p.send_buffer.data(), static_cast<int>(p.send_bytes), MPI_BYTE, p.peer,
-                         kTag, d->comm, &p.send_request);
+      rc = PMPI_Send_init(p.send_buffer.data(), static_cast<int>(p.send_bytes), MPI_BYTE, p.peer,
+                          kTag, d->comm, &p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "persistent request");
   }
   return LOOM_HALO_SUCCESS;
@@ -363,8 +412,8 @@ int build_plan(loom_halo_domain d) {
 
 void release(loom_halo_domain d) {
   for (PeerPlan& p : d->peers) {
-    if (p.send_request != MPI_REQUEST_NULL) MPI_Request_free(&p.send_request);
-    if (p.recv_request != MPI_REQUEST_NULL) MPI_Request_free(&p.recv_request);
+    if (p.send_request != MPI_REQUEST_NULL) PMPI_Request_free(&p.send_request);
+    if (p.recv_request != MPI_REQUEST_NULL) PMPI_Request_free(&p.recv_request);
   }
   for (Field& f : d->fields) std::free(f.allocation);
   if (d->window != MPI_WIN_NULL) MPI_Win_free(&d->window);
@@ -422,6 +471,9 @@ int open_node(loom_halo_domain d) {
   for (int q = 0; q < node_size; ++q)
     d->node_rank_of[static_cast<size_t>(theirs[static_cast<size_t>(q)])] = q;
   d->shared = true;
+  // The machine's cores, not this rank's affinity: launchers bind each rank to one core.
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  d->spin_micros = node_size <= cores ? kSpinMicros : 0;
   return LOOM_HALO_SUCCESS;
 }
 
@@ -450,23 +502,21 @@ int open_window(loom_halo_domain d) {
   return rc == MPI_SUCCESS ? LOOM_HALO_SUCCESS : mpi_fail(rc, "MPI_Barrier (node)");
 }
 
-void wait_at_least(int64_t* flag, int64_t value) {
+// Spins for `spin_micros` before yielding: a yield on a loaded machine gives the core away for
+// a whole time slice, far longer than a peer on another core takes to arrive. Ranks
+// oversubscribed on fewer cores spin 0 us (then 64 spins), so the peer they wait for can run.
+void wait_at_least(int64_t* flag, int64_t value, int spin_micros) {
   std::atomic_ref<int64_t> a(*flag);
-  for (int spins = 0; a.load(std::memory_order_acquire) < value; ++spins)
-    if (spins > 64) sched_yield();
-}
-
-void shared_copy(const SharedCopy& c, const Field& to) {
-  const size_t row = static_cast<size_t>(c.from.n[0]) * to.element;
-  for (int64_t k = 0; k < c.from.n[2]; ++k)
-    for (int64_t j = 0; j < c.from.n[1]; ++j) {
-      const char* in = c.from_base + c.from.lo[0] * c.from_stride[0] +
-                       (c.from.lo[1] + j) * c.from_stride[1] +
-                       (c.from.lo[2] + k) * c.from_stride[2];
-      char* out = to.base + c.to.lo[0] * to.stride[0] + (c.to.lo[1] + j) * to.stride[1] +
-                  (c.to.lo[2] + k) * to.stride[2];
-      std::memcpy(out, in, row);
+  if (a.load(std::memory_order_acquire) >= value) return;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_micros);
+  bool spinning = true;
+  for (int spins = 0; a.load(std::memory_order_acquire) < value; ++spins) {
+    if (!spinning) {
+      sched_yield();
+    } else if (spins % 64 == 63) {
+      spinning = std::chrono::steady_clock::now() < give_up;
     }
+  }
 }
 
 }  // namespace
@@ -575,12 +625,49 @@ int loom_halo_add_field_type(loom_halo_domain domain, MPI_Datatype named_type, i
   return add_field(domain, static_cast<size_t>(size), field);
 }
 
+int loom_halo_attach_field(loom_halo_domain d, size_t element_size, void* base,
+                           const int64_t strides[3], int* field) {
+  if (!d || !base || !strides) return fail(LOOM_HALO_ERR_ARG, "null domain, base or strides");
+  // Row-major without overlap, ghosts included: each stride spans the one below it.
+  int64_t span = static_cast<int64_t>(element_size);
+  for (size_t i = 0; i < 3; ++i) {
+    if (strides[i] < span)
+      return fail(LOOM_HALO_ERR_ARG, "attached field: stride " + std::to_string(i) + " is " +
+                                         std::to_string(strides[i]) + ", less than " +
+                                         std::to_string(span) + " bytes");
+    span = strides[i] * (d->size[i] + d->radius.minus[i] + d->radius.plus[i]);
+  }
+  const int rc = add_field(d, element_size, field);
+  if (rc != LOOM_HALO_SUCCESS) return rc;
+  Field& f = d->fields.back();
+  f.attached = true;
+  f.base = static_cast<char*>(base);
+  for (size_t i = 0; i < 3; ++i) f.stride[i] = strides[i];
+  return LOOM_HALO_SUCCESS;
+}
+
+int loom_halo_set_methods(loom_halo_domain d, unsigned methods) {
+  if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
+  if (d->realized) return fail(LOOM_HALO_ERR_STATE, "methods set after loom_halo_realize");
+  if ((methods & ~static_cast<unsigned>(LOOM_HALO_METHODS_ALL)) ||
+      !(methods & LOOM_HALO_METHOD_MPI))
+    return fail(LOOM_HALO_ERR_ARG, "methods must be loom_halo_method bits including MPI");
+  d->methods = methods;
+  return LOOM_HALO_SUCCESS;
+}
+
 int loom_halo_realize(loom_halo_domain d) {
   if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
-  const bool shared = loom::base::read_flag(kHaloShared, true);
+  // A bad LOOM_HALO_METHODS leaves methods 0, compared like the rest so that ranks agree.
+  if (!d->methods && !d->realized) d->methods = methods_from_env();
+  // Neighbours cannot read the user's memory: attached fields keep a domain off shared memory.
+  bool any_attached = false;
+  for (const Field& f : d->fields) any_attached = any_attached || f.attached;
+  const bool shared = (d->methods & LOOM_HALO_METHOD_SHARED) && !any_attached;
   std::vector<int64_t> shape{static_cast<int64_t>(d->realized),
-                             static_cast<int64_t>(d->fields.size()), shared};
-  for (const Field& f : d->fields) shape.push_back(static_cast<int64_t>(f.element));
+                             static_cast<int64_t>(d->fields.size()), d->methods};
+  for (const Field& f : d->fields)
+    shape.push_back(static_cast<int64_t>(f.element) * 2 + (f.attached ? 1 : 0));
   int rc = MPI_SUCCESS;
   // Same field count first (so the vectors below have one length on every rank).
   std::vector<int64_t> head(shape.begin(), shape.begin() + 3);
@@ -590,6 +677,10 @@ int loom_halo_realize(loom_halo_domain d) {
                              : fail(LOOM_HALO_ERR_MISMATCH,
                                     "loom_halo_realize: ranks have different fields or states");
   if (d->realized) return fail(LOOM_HALO_ERR_STATE, "loom_halo_realize called twice");
+  if (!d->methods)
+    return fail(LOOM_HALO_ERR_ARG, std::string("LOOM_HALO_METHODS=") +
+                                       loom::base::read(kHaloMethods) +
+                                       ": not a list of self, shared, mpi");
   if (shared) {
     rc = open_node(d);
     if (rc == LOOM_HALO_SUCCESS && d->shared) rc = open_window(d);
@@ -598,6 +689,7 @@ int loom_halo_realize(loom_halo_domain d) {
   std::array<int64_t, 3> total{};
   for (size_t i = 0; i < 3; ++i) total[i] = d->size[i] + d->radius.minus[i] + d->radius.plus[i];
   for (Field& f : d->fields) {
+    if (f.attached) continue;
     const size_t e = f.element;
     f.stride = {static_cast<int64_t>(e), static_cast<int64_t>(e) * total[0],
                 static_cast<int64_t>(e) * total[0] * total[1]};
@@ -670,17 +762,19 @@ int loom_halo_start(loom_halo_domain d) {
         .store(d->step, std::memory_order_release);
   int rc = MPI_SUCCESS;
   if (!d->recv_requests.empty()) {
-    rc = MPI_Startall(static_cast<int>(d->recv_requests.size()), d->recv_requests.data());
+    rc = PMPI_Startall(static_cast<int>(d->recv_requests.size()), d->recv_requests.data());
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Startall (receives)");
   }
   for (PeerPlan& p : d->peers) {
     if (p.send_request == MPI_REQUEST_NULL) continue;
     loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.data(), loom::exec::MemoryKind::Host);
-    rc = MPI_Start(&p.send_request);
+    rc = PMPI_Start(&p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Start (send)");
   }
-  for (const SelfCopy& c : d->self_copies)
-    copy_within(d->fields[static_cast<size_t>(c.field)], c.from, c.to);
+  for (const SelfCopy& c : d->self_copies) {
+    const Field& f = d->fields[static_cast<size_t>(c.field)];
+    copy_box(f.base, f.stride, c.from, f.base, f.stride, c.to, f.element);
+  }
   d->in_flight = true;
   return LOOM_HALO_SUCCESS;
 }
@@ -700,7 +794,7 @@ int loom_halo_finish(loom_halo_domain d) {
   for (size_t done = 0; done < pending.size(); ++done) {
     int index = MPI_UNDEFINED;
     const int rc =
-        MPI_Waitany(static_cast<int>(pending.size()), pending.data(), &index, MPI_STATUS_IGNORE);
+        PMPI_Waitany(static_cast<int>(pending.size()), pending.data(), &index, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitany (receives)");
     if (index == MPI_UNDEFINED) break;
     const PeerPlan& p = *owner[static_cast<size_t>(index)];
@@ -708,8 +802,8 @@ int loom_halo_finish(loom_halo_domain d) {
                        loom::exec::MemoryKind::Host);
   }
   if (!d->send_requests.empty()) {
-    const int rc = MPI_Waitall(static_cast<int>(d->send_requests.size()), d->send_requests.data(),
-                               MPI_STATUSES_IGNORE);
+    const int rc = PMPI_Waitall(static_cast<int>(d->send_requests.size()), d->send_requests.data(),
+                                MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitall (sends)");
   }
   // Same-node neighbours after the MPI messages, so that no rank spins here while a peer on
@@ -717,14 +811,16 @@ int loom_halo_finish(loom_halo_domain d) {
   if (d->shared) {
     for (const SharedSource& source : d->sources) {
       int64_t* theirs = d->flags[static_cast<size_t>(source.node_rank)];
-      wait_at_least(&theirs[0], d->step);
-      for (const SharedCopy& c : source.copies)
-        shared_copy(c, d->fields[static_cast<size_t>(c.field)]);
+      wait_at_least(&theirs[0], d->step, d->spin_micros);
+      for (const SharedCopy& c : source.copies) {
+        const Field& to = d->fields[static_cast<size_t>(c.field)];
+        copy_box(c.from_base, c.from_stride, c.from, to.base, to.stride, c.to, to.element);
+      }
       std::atomic_ref<int64_t>(theirs[1 + d->node_rank]).store(d->step, std::memory_order_release);
     }
     // Our interior may change once every reader has copied it.
     int64_t* ours = d->flags[static_cast<size_t>(d->node_rank)];
-    for (int q : d->readers) wait_at_least(&ours[1 + q], d->step);
+    for (int q : d->readers) wait_at_least(&ours[1 + q], d->step, d->spin_micros);
   }
   return LOOM_HALO_SUCCESS;
 }

@@ -57,9 +57,33 @@ int loom_halo_create(MPI_Comm comm, const int64_t extent[3], const int radius[6]
  * fields in the same order (realize checks). */
 int loom_halo_add_field(loom_halo_domain domain, size_t element_size, int* field);
 int loom_halo_add_field_type(loom_halo_domain domain, MPI_Datatype named_type, int* field);
+/* Attaches the caller's memory as a field, before realize (user-attached buffers; also the way
+ * to array-of-structs layouts). base is the field's local cell (0,0,0): cell (i,j,k), ghosts
+ * included (-radius[-side] <= i < extent + radius[+side], likewise j, k), is at
+ * (char*)base + i*strides[0] + j*strides[1] + k*strides[2]; strides in bytes, row-major and
+ * not overlapping (strides[0] >= element_size, strides[1] >= strides[0] * cells along x with
+ * ghosts, strides[2] likewise). Array of structs: strides[0] = the struct's size, base =
+ * &cell->member. Neighbours cannot read user memory, so a domain with an attached field uses
+ * the self and MPI transports only. The memory must outlive the domain. */
+int loom_halo_attach_field(loom_halo_domain domain, size_t element_size, void* base,
+                           const int64_t strides[3], int* field);
 
-/* Collective: allocates the fields (zeroed, ghosts included; in node-shared memory unless
- * LOOM_HALO_SHARED=0) and builds the persistent plan. */
+/* Transports a neighbour pair may use (docs/halo.md): the same rank copies interior to ghost
+ * directly (SELF), a same-node rank reads the neighbour's interior from node-shared memory
+ * (SHARED), any other pair exchanges one packed MPI message each way (MPI, the fallback of
+ * every pair: it cannot be left out). */
+enum loom_halo_method {
+  LOOM_HALO_METHOD_SELF = 1,
+  LOOM_HALO_METHOD_SHARED = 2,
+  LOOM_HALO_METHOD_MPI = 4,
+  LOOM_HALO_METHODS_ALL = 7
+};
+/* Restricts the transports of this domain, before realize (the same on every rank, realize
+ * checks). Without it, LOOM_HALO_METHODS (e.g. "shared,mpi") or all of them. */
+int loom_halo_set_methods(loom_halo_domain domain, unsigned methods);
+
+/* Collective: allocates the fields (zeroed, ghosts included; in node-shared memory when the
+ * SHARED method is allowed) and builds the persistent plan. */
 int loom_halo_realize(loom_halo_domain domain);
 
 /* This rank's subdomain: first interior cell in global coordinates, and interior cells. */

@@ -4,6 +4,8 @@
 # - the layout, and that installed binaries resolve every library without LD_LIBRARY_PATH;
 # - an out-of-tree CMake project (find_package(Loom)) and a Makefile project (pkg-config)
 #   build C programs against the matching engine, shared and static, and run them;
+# - per MPI: a C program built with pkg-config against the halo library (loom-halo-<mpi>) and
+#   run on 2 ranks;
 # - per MPI: an unmodified MPI program linked with Loom::interpose_<mpi> (CMake) and under the
 #   installed loomrun (same output as native, Loom packing on every rank), bin/loom-bench
 #   under that MPI's launcher, and tests/install/mpi4py_vector.py under the installed
@@ -37,12 +39,15 @@ expected=(bin/loomrun bin/loom-bench bin/loom-plot include/loom/match.h include/
   share/loom/plots/common.py share/doc/loom/README.md share/doc/loom/install.md)
 for mpi in openmpi mpich; do
   expected+=("lib/loom/$mpi/libloom.so" "libexec/loom/$mpi/loom-bench"
-    "lib/cmake/Loom/LoomTargets_interpose_$mpi.cmake" "lib/pkgconfig/loom-$mpi.pc")
+    "lib/cmake/Loom/LoomTargets_interpose_$mpi.cmake" "lib/pkgconfig/loom-$mpi.pc"
+    "lib/loom/$mpi/libloom_halo.so" "lib/cmake/Loom/LoomTargets_halo_$mpi.cmake"
+    "lib/pkgconfig/loom-halo-$mpi.pc" include/loom/halo.h)
 done
 for file in "${expected[@]}"; do
   [[ -e "$prefix/$file" ]] || fail "$prefix/$file missing"
 done
 for binary in "$prefix"/lib/libloom_match.so "$prefix"/lib/loom/*/libloom.so \
+  "$prefix"/lib/loom/*/libloom_halo.so \
   "$prefix"/libexec/loom/*/loom-bench; do
   if ldd "$binary" | grep -q 'not found'; then
     ldd "$binary"
@@ -113,6 +118,20 @@ for mpi in openmpi mpich; do
   echo "pkg-config --libs loom-$mpi: $libs"
   [[ "$libs" == *"/lib/loom/$mpi -lloom "*"-lmpi"* ]] ||
     fail "loom-$mpi.pc must link libloom before the MPI"
+done
+
+for mpi in openmpi mpich; do
+  step "$mpi: the halo library through pkg-config loom-halo-$mpi"
+  halo_pc() { PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config "$@" "loom-halo-$mpi"; }
+  "mpicc.$mpi" -O2 -Wall -Werror $(halo_pc --cflags) -o "$work/halo_consumer_$mpi" \
+    "$here/halo_consumer.c" $(halo_pc --libs) -Wl,-rpath,"$(halo_pc --variable=libdir)" ||
+    fail "building halo_consumer.c against loom-halo-$mpi"
+  halo=$("mpiexec.$mpi" -n 2 "$work/halo_consumer_$mpi" 2>&1) || {
+    echo "$halo"
+    fail "halo_consumer ($mpi)"
+  }
+  echo "$halo"
+  [[ "$halo" == *"halo_consumer: ok"* ]] || fail "halo_consumer ($mpi) printed no ok"
 done
 
 for mpi in openmpi mpich; do
