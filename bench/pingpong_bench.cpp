@@ -255,7 +255,7 @@ CaseResult run_case(const Shape& shape, const BuiltType& bt, int rank, const Opt
 
   // Loom's first messages of a kind try both methods (docs/model.md, "Online trials"): let
   // them pass before anything is timed.
-  ping_pong(loom, rank, x, loom::model::MethodTrial::kSpan);
+  ping_pong(loom, rank, x, loom::model::MethodTrial::kSettledBy);
 
   // Warm-up and calibration, decided on rank 0 and broadcast so both ranks run the same loops.
   const Path* paths[2] = {&host, &loom};

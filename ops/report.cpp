@@ -52,6 +52,8 @@ void fill_stats(loom_stats* out) {
   out->compress_wire_bytes = total(Counter::CompressWireBytes);
   out->compress_seconds = static_cast<double>(total(Counter::CompressNanoseconds)) * 1e-9;
   compress_check_summary(&out->compress_max_abs_error, &out->compress_min_psnr_db);
+  out->trials_cost_seconds = static_cast<double>(total(Counter::TrialNanoseconds)) * 1e-9;
+  out->trials_started = total(Counter::TrialsStarted);
 }
 
 void print_stats(int rank) {
@@ -64,7 +66,8 @@ void print_stats(int rank) {
                "[loom] rank %d pack: MPI_Pack loom=%llu host=%llu bytes=%llu | MPI_Unpack "
                "loom=%llu host=%llu bytes=%llu | kernel time pack=%.6fs unpack=%.6fs\n"
                "[loom] rank %d p2p: send packed=%llu host=%llu bytes=%llu | recv unpacked=%llu "
-               "host=%llu bytes=%llu | online trials kept=%llu switched=%llu | to itself "
+               "host=%llu bytes=%llu | online trials started=%llu kept=%llu switched=%llu "
+               "cost=%.6fs | to itself "
                "delivered=%llu bytes=%llu demoted=%llu\n"
                "[loom] rank %d collectives: packed=%llu host=%llu bytes=%llu shared=%llu\n",
                rank, pack::isa_name(runtime::config().isa), (ull)s.types_committed,
@@ -72,10 +75,10 @@ void print_stats(int rank) {
                (ull)s.pack_bytes_loom, (ull)s.unpack_calls_loom, (ull)s.unpack_calls_host,
                (ull)s.unpack_bytes_loom, s.pack_seconds, s.unpack_seconds, rank, (ull)s.send_packed,
                (ull)s.send_host, (ull)s.send_packed_bytes, (ull)s.recv_unpacked, (ull)s.recv_host,
-               (ull)s.recv_unpacked_bytes, (ull)s.trials_kept, (ull)s.trials_switched,
-               (ull)s.self_delivered, (ull)s.self_delivered_bytes, (ull)s.self_demoted, rank,
-               (ull)s.collective_packed, (ull)s.collective_host, (ull)s.collective_packed_bytes,
-               (ull)s.collective_shared);
+               (ull)s.recv_unpacked_bytes, (ull)s.trials_started, (ull)s.trials_kept,
+               (ull)s.trials_switched, s.trials_cost_seconds, (ull)s.self_delivered,
+               (ull)s.self_delivered_bytes, (ull)s.self_demoted, rank, (ull)s.collective_packed,
+               (ull)s.collective_host, (ull)s.collective_packed_bytes, (ull)s.collective_shared);
   if (std::strcmp(exec::device_support_name(), "off") != 0)
     std::fprintf(stderr, "[loom] rank %d device: executor=%s staged=%llu bytes=%llu\n", rank,
                  exec::device_support_name(), (ull)s.device_staged, (ull)s.device_staged_bytes);

@@ -63,6 +63,9 @@ enum class Counter : int {
   // the model's choice, and that overturned it.
   TrialsKept,
   TrialsSwitched,
+  // Kinds whose trial started (past its wait), and its estimated cost (model/trial.hpp).
+  TrialsStarted,
+  TrialNanoseconds,
   // Messages a process sent to itself that Loom delivered (transport/self_channel.hpp), and
   // communicators whose such messages went back to the host.
   SelfDelivered,
