@@ -415,7 +415,7 @@ CaseResult run_case(Variant variant, int n, const Grid& g, const Options& opt, i
   // Loom's first exchanges of each kind of message try both methods (docs/model.md, "Online
   // trials"): let them pass before anything is timed, then verify again and read the route.
   if (variant == Variant::Isend)
-    for (int i = 0; i < loom::model::MethodTrial::kSpan; ++i) x.run(loom);
+    for (int i = 0; i < loom::model::MethodTrial::kSettledBy; ++i) x.run(loom);
   const auto before = p2p::RouteCounters::now();
   const std::string settled_error = verify(loom, x, rank, ranks);
   if (loom_error.empty()) loom_error = settled_error;

@@ -7,9 +7,9 @@
 
 namespace {
 
-using loom::bench::run_alltoall, loom::bench::run_gpu, loom::bench::run_gpu_pingpong,
-    loom::bench::run_halo, loom::bench::run_match, loom::bench::run_measure, loom::bench::run_pack,
-    loom::bench::run_pingpong;
+using loom::bench::run_alltoall, loom::bench::run_app, loom::bench::run_gpu,
+    loom::bench::run_gpu_pingpong, loom::bench::run_halo, loom::bench::run_match,
+    loom::bench::run_measure, loom::bench::run_pack, loom::bench::run_pingpong;
 
 struct Subcommand {
   const char* name;
@@ -23,6 +23,8 @@ const Subcommand kSubcommands[] = {
     {"measure", "calibrate the method model on this machine (writes LOOM_CACHE_DIR)", run_measure},
     {"pingpong", "derived-type ping-pong latency/bandwidth: host-native vs Loom (2 ranks)",
      run_pingpong},
+    {"app", "application types at their sizes, MPI_Send/Recv ping-pong: host-native vs Loom",
+     run_app},
     {"halo", "3-D 26-neighbour halo exchange with subarray types: host-native vs Loom", run_halo},
     {"alltoall", "MPI_Alltoall of float data: host vs Loom vs Loom compressed per codec mode",
      run_alltoall},

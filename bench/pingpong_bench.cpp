@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/p2p_common.hpp"
+#include "bench/p2p_pingpong.hpp"
 #include "bench/report.hpp"
 #include "bench/subcommands.hpp"
 #include "loom/loom.h"
@@ -28,6 +29,9 @@
 namespace loom::bench {
 
 namespace {
+
+using p2p::Exchange, p2p::Floor, p2p::Path, p2p::host_path, p2p::loom_path, p2p::measure_floor,
+    p2p::ping_pong, p2p::verify;
 
 constexpr const char* kTool = "loom-bench pingpong";
 // Targets of issue #3 (printed, never enforced here).
@@ -207,140 +211,7 @@ std::string build_type(const Shape& shape, int64_t bytes, BuiltType* out) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The two paths and one exchange.
-
-struct Path {
-  const char* name;
-  decltype(&MPI_Send) send;
-  decltype(&MPI_Recv) recv;
-  int tag;  // distinct per path, so a stray message of one path can never match the other
-};
-
-const Path& host_path() {
-  static const Path p{"host", &PMPI_Send, &PMPI_Recv, 101};
-  return p;
-}
-const Path& loom_path() {
-  static const Path p{"loom", &MPI_Send, &MPI_Recv, 202};
-  return p;
-}
-
-struct Exchange {
-  MPI_Datatype type;
-  int64_t packed_bytes, span_bytes;
-  Buffer send, recv, scratch, packed;  // scratch and packed: the expected bytes, built
-                                       // with the host's engine
-};
-
-// `iterations` round trips: rank 0 pings, rank 1 pongs, both with the derived type. `last`, if
-// given, receives the status of the last receive.
-void ping_pong(const Path& p, int rank, Exchange& x, int iterations, MPI_Status* last = nullptr) {
-  const int peer = 1 - rank;
-  MPI_Status* status = last ? last : MPI_STATUS_IGNORE;
-  for (int i = 0; i < iterations; ++i) {
-    if (rank == 0) {
-      p.send(x.send.get(), 1, x.type, peer, p.tag, MPI_COMM_WORLD);
-      p.recv(x.recv.get(), 1, x.type, peer, p.tag, MPI_COMM_WORLD, status);
-    } else {
-      p.recv(x.recv.get(), 1, x.type, peer, p.tag, MPI_COMM_WORLD, status);
-      p.send(x.send.get(), 1, x.type, peer, p.tag, MPI_COMM_WORLD);
-    }
-  }
-}
-
-// One round trip with fresh patterns; each rank checks its whole receive buffer (typemap bytes
-// equal to the peer's pattern, every other byte untouched) and the status. Returns "" on both
-// ranks' success, else (on rank 0) every failing rank's description.
-std::string verify(const Path& p, int rank, Exchange& x, uint64_t seed) {
-  const int peer = 1 - rank;
-  const uint64_t sentinel_seed = seed + 1000 + static_cast<uint64_t>(rank);
-  fill_pattern(x.send.get(), x.span_bytes, seed + static_cast<uint64_t>(rank));
-  fill_pattern(x.recv.get(), x.span_bytes, sentinel_seed);
-  MPI_Status status;
-  ping_pong(p, rank, x, 1, &status);
-
-  std::string message;
-  int count = -1;
-  MPI_Get_count(&status, x.type, &count);
-  if (count != 1 || status.MPI_SOURCE != peer || status.MPI_TAG != p.tag) {
-    message = format("rank %d, %s path: status says count=%d source=%d tag=%d (want 1, %d, %d)",
-                     rank, p.name, count, status.MPI_SOURCE, status.MPI_TAG, peer, p.tag);
-  } else {
-    fill_pattern(x.scratch.get(), x.span_bytes, seed + static_cast<uint64_t>(peer));
-    int pos = 0;
-    PMPI_Pack(x.scratch.get(), 1, x.type, x.packed.get(), static_cast<int>(x.packed_bytes), &pos,
-              MPI_COMM_WORLD);
-    fill_pattern(x.scratch.get(), x.span_bytes, sentinel_seed);
-    pos = 0;
-    PMPI_Unpack(x.packed.get(), static_cast<int>(x.packed_bytes), &pos, x.scratch.get(), 1, x.type,
-                MPI_COMM_WORLD);
-    const unsigned char* got = x.recv.get();
-    const unsigned char* want = x.scratch.get();
-    if (std::memcmp(got, want, static_cast<size_t>(x.span_bytes)) != 0) {
-      int64_t first = 0, wrong = 0;
-      for (int64_t i = x.span_bytes - 1; i >= 0; --i)
-        if (got[i] != want[i]) first = i, ++wrong;
-      message = format(
-          "rank %d, %s path: %lld of %lld buffer bytes wrong, first at byte %lld "
-          "(got 0x%02x, want 0x%02x)",
-          rank, p.name, (long long)wrong, (long long)x.span_bytes, (long long)first, got[first],
-          want[first]);
-    }
-  }
-  return p2p::gather_rank_messages(message, rank, 2);
-}
-
-// ---------------------------------------------------------------------------------------------
 // One case.
-
-// The least work any same-node transport must do for one message: read every line of the
-// sender's typemap once and write every line of the receiver's once. Timed as this machine's
-// fastest pack and fastest unpack of the message (Loom's engine or the host's, whichever is
-// faster), with both ranks doing the same at once so that they share the memory system as in
-// the ping-pong. Split perfectly over the two cores and overlapped, that work takes
-// (pack + unpack) / 2: no transport, Loom's or another, can deliver the message faster, so
-// host / floor bounds the host/loom ratio any transport can reach on this machine.
-struct Floor {
-  double pack = 0, unpack = 0;  // seconds, the faster engine's median
-  double seconds() const { return (pack + unpack) / 2; }
-};
-
-// Median seconds per call of `call` over `samples` samples, each repeating it until it
-// lasts >= 20 us.
-double median_call_seconds(const std::function<void()>& call, int samples) {
-  int repeats = 1;
-  while (repeats < (1 << 16) && seconds_per_call(call, repeats) * repeats < 20e-6) repeats *= 4;
-  std::vector<double> times;
-  for (int s = 0; s < samples; ++s) times.push_back(seconds_per_call(call, repeats));
-  return summarize(times).median;
-}
-
-Floor measure_floor(Exchange& x, bool quick) {
-  const int samples = quick ? 3 : 9;
-  const int bytes = static_cast<int>(x.packed_bytes);
-  auto pack_with = [&](decltype(&MPI_Pack) pack) {
-    return median_call_seconds(
-        [&] {
-          int position = 0;
-          pack(x.send.get(), 1, x.type, x.packed.get(), bytes, &position, MPI_COMM_WORLD);
-        },
-        samples);
-  };
-  auto unpack_with = [&](decltype(&MPI_Unpack) unpack) {
-    return median_call_seconds(
-        [&] {
-          int position = 0;
-          unpack(x.packed.get(), bytes, &position, x.scratch.get(), 1, x.type, MPI_COMM_WORLD);
-        },
-        samples);
-  };
-  PMPI_Barrier(MPI_COMM_WORLD);
-  Floor f;
-  f.pack = std::min(pack_with(&MPI_Pack), pack_with(&PMPI_Pack));
-  f.unpack = std::min(unpack_with(&MPI_Unpack), unpack_with(&PMPI_Unpack));
-  PMPI_Barrier(MPI_COMM_WORLD);
-  return f;
-}
 
 struct CaseResult : p2p::PathTimes {  // one-way seconds (rank 0's view)
   Shape shape;
@@ -365,14 +236,7 @@ CaseResult run_case(const Shape& shape, const BuiltType& bt, int rank, const Opt
   r.geometry = bt.geometry;
   // Both ranks' send and receive buffers stream through the one shared last-level cache.
   r.dram = 4 * bt.span_bytes > llc_bytes;
-  const char* tool = kTool;
-  Exchange x{bt.type,
-             bt.packed_bytes,
-             bt.span_bytes,
-             allocate(bt.span_bytes, tool),
-             allocate(bt.span_bytes, tool),
-             allocate(bt.span_bytes, tool),
-             allocate(bt.packed_bytes, tool)};
+  Exchange x = p2p::make_exchange(bt.type, 1, bt.packed_bytes, bt.span_bytes, 0, kTool);
   const Path& host = host_path();
   const Path& loom = loom_path();
 
@@ -383,7 +247,7 @@ CaseResult run_case(const Shape& shape, const BuiltType& bt, int rank, const Opt
 
   // Loom's first messages of a kind try both methods (docs/model.md, "Online trials"): let
   // them pass before anything is timed.
-  ping_pong(loom, rank, x, loom::model::MethodTrial::kSpan);
+  ping_pong(loom, rank, x, loom::model::MethodTrial::kSettledBy);
 
   // Warm-up and calibration, decided on rank 0 and broadcast so both ranks run the same loops.
   const Path* paths[2] = {&host, &loom};

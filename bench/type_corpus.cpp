@@ -11,6 +11,15 @@ namespace loom::bench {
 
 namespace {
 
+// The builders' commit and free: Loom's (MPI_*) unless use_host_type_calls(true).
+bool host_type_calls = false;
+int type_commit(MPI_Datatype* t) {
+  return host_type_calls ? PMPI_Type_commit(t) : MPI_Type_commit(t);
+}
+int type_free(MPI_Datatype* t) {
+  return host_type_calls ? PMPI_Type_free(t) : MPI_Type_free(t);
+}
+
 void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
   std::fprintf(stderr, "type_corpus: %s failed (rc=%d)\n", what, rc);
@@ -59,7 +68,7 @@ Element element_for_block(int64_t block_bytes) {
 }
 
 void free_all(std::initializer_list<MPI_Datatype*> types) {
-  for (MPI_Datatype* t : types) check(MPI_Type_free(t), "MPI_Type_free");
+  for (MPI_Datatype* t : types) check(type_free(t), "MPI_Type_free");
 }
 
 // Deterministic sorted index list with gaps drawn uniformly from [1, max_gap]: the shape of a
@@ -255,7 +264,7 @@ CorpusType build_wrf(const WrfShape& s, bool x_direction) {
   MPI_Datatype t;
   check(MPI_Type_create_struct(nfields, lens.data(), displs.data(), types.data(), &t),
         "MPI_Type_create_struct");
-  for (auto& ft : types) check(MPI_Type_free(&ft), "MPI_Type_free");
+  for (auto& ft : types) check(type_free(&ft), "MPI_Type_free");
   return finish_corpus_type(t, 1, 4LL * sub_i,
                             format("struct of %d subarrays, patch i=%d k=%d j=%d halo=%d", nfields,
                                    s.ni, s.nk, s.nj, kWrfHalo));
@@ -400,7 +409,7 @@ CorpusType build_lammps_full(int64_t target) {
   }
   MPI_Datatype t;
   check(MPI_Type_create_struct(kFields, lens, displs, types, &t), "MPI_Type_create_struct");
-  for (auto& ft : types) check(MPI_Type_free(&ft), "MPI_Type_free");
+  for (auto& ft : types) check(type_free(&ft), "MPI_Type_free");
   return finish_corpus_type(t, 1, 4,
                             format("%lld atoms of %lld; x[3],q,tag,type,mask,molecule",
                                    static_cast<long long>(n), static_cast<long long>(natoms)));
@@ -453,7 +462,7 @@ CorpusType build_fft2d(int64_t target) {
 
 CorpusType finish_corpus_type(MPI_Datatype type, int count, int64_t min_block_bytes,
                               std::string shape, bool committed) {
-  if (!committed) check(MPI_Type_commit(&type), "MPI_Type_commit");
+  if (!committed) check(type_commit(&type), "MPI_Type_commit");
   MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   check(MPI_Type_size_x(type, &size), "MPI_Type_size_x");
   check(MPI_Type_get_extent_x(type, &lb, &extent), "MPI_Type_get_extent_x");
@@ -474,8 +483,12 @@ CorpusType finish_corpus_type(MPI_Datatype type, int count, int64_t min_block_by
 }
 
 void free_corpus_type(CorpusType& t) {
-  if (t.type != MPI_DATATYPE_NULL) check(MPI_Type_free(&t.type), "MPI_Type_free");
+  if (t.type != MPI_DATATYPE_NULL) check(type_free(&t.type), "MPI_Type_free");
   t.type = MPI_DATATYPE_NULL;
+}
+
+void use_host_type_calls(bool host) {
+  host_type_calls = host;
 }
 
 // An application's type: irregular or mixed blocks ("app", not regular).

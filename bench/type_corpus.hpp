@@ -56,4 +56,10 @@ CorpusType finish_corpus_type(MPI_Datatype type, int count, int64_t min_block_by
                               std::string shape, bool committed = false);
 void free_corpus_type(CorpusType& t);
 
+// Whether the builders and free_corpus_type commit and free through the host's own
+// PMPI_Type_commit/PMPI_Type_free (true) or through MPI_Type_commit/MPI_Type_free, Loom's in
+// loom-bench (false, the default): `loom-bench app` times the host's type life cycle against
+// Loom's in one process. Not thread-safe; set it before building.
+void use_host_type_calls(bool host);
+
 }  // namespace loom::bench

@@ -1,5 +1,7 @@
 #include "model/trial.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace loom::model {
@@ -23,7 +25,22 @@ bool beats(const std::vector<double>& challenger, const std::vector<double>& inc
   return inversions <= MethodTrial::kMaxInversions;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 }  // namespace
+
+int MethodTrial::wait_for(double host_seconds, double pack_seconds) {
+  const double faster = std::min(host_seconds, pack_seconds);
+  const double gap = std::fabs(host_seconds - pack_seconds);
+  if (!(faster > 0) || !std::isfinite(gap)) return kMinWait;
+  const double needed = kChallengeMessages * gap / ((1 - kMargin) * faster);
+  return static_cast<int>(std::clamp(std::ceil(needed - 1e-9),  // 1 - kMargin is not exact
+                                     static_cast<double>(kMinWait), static_cast<double>(kMaxWait)));
+}
 
 Method MethodTrial::method_for(Config config) const {
   switch (config) {
@@ -39,6 +56,10 @@ Method MethodTrial::method_for(Config config) const {
 
 MethodTrial::Ticket MethodTrial::next() {
   if (decided_) return {*decided_, -1};
+  if (waited_ < wait_) {
+    ++waited_;
+    return {prior_, -1};
+  }
   if (issued_ >= kSpan) return {current(), -1};  // all issued, some not yet recorded
   const int message = issued_++;
   const int slot = message < kMessages ? message : message - kSecondRound;
@@ -47,10 +68,12 @@ MethodTrial::Ticket MethodTrial::next() {
   return {method_for(config), message, config == Config::Current};
 }
 
-MethodTrial::Ticket MethodTrial::next_at(double now_seconds) {
-  if (posted_.slot >= 0) record(posted_, now_seconds - posted_at_);
+MethodTrial::Ticket MethodTrial::next_at(double now_seconds, std::optional<uint64_t> waits) {
+  if (posted_.slot >= 0 && (!waits || !posted_waits_ || *waits != *posted_waits_))
+    record(posted_, now_seconds - posted_at_);
   posted_ = next();
   posted_at_ = now_seconds;
+  posted_waits_ = waits;
   return posted_;
 }
 
@@ -80,6 +103,19 @@ void MethodTrial::record(const Ticket& ticket, double seconds) {
     verdict = Method::Host;
   else if (pack_wins)
     verdict = Method::Pack;
+  // The round's cost: its samples beyond the median of the samples that ran the verdict's
+  // method, each standing for kMessages / (3 * kSamples) of the round's messages.
+  const auto& verdict_samples =
+      verdict == defended
+          ? mine
+          : samples_[static_cast<int>(verdict == Method::Host ? Config::Host : Config::Pack)];
+  const double base = median(verdict_samples);
+  double extra = 0;
+  for (Config config : {Config::Current, Config::Host, Config::Pack})
+    if (method_for(config) != verdict)
+      for (double sample : samples_[static_cast<int>(config)])
+        extra += std::max(0.0, sample - base);
+  cost_seconds_ += extra * kMessages / (3.0 * kSamples);
   if (round == 1) {
     decided_ = verdict;
     return;

@@ -5,6 +5,7 @@
 // No MPI dependency.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,7 +78,27 @@ class MethodTrial {
     bool as_is = false;  // the slot tries the kind's current method (Config::Current)
   };
 
-  explicit MethodTrial(Method prior) : prior_(prior) {}
+  // A trial costs: each round runs the method the model did not choose for a block of 7
+  // messages, and a trial pays only when the kind lives on long enough after it for the better
+  // method to win that back. So a kind first runs its current method for `wait` messages
+  // (wait_for), then the schedule; a type built, used 20 times and freed is never tried,
+  // unless its signature comes back (the plan, and with it the kind's age, is cached by
+  // signature: mpi/type_registry.hpp).
+  explicit MethodTrial(Method prior, int wait = 0) : prior_(prior), wait_(wait) {}
+  // How long a kind must have lived before its trial can pay for itself, from the model's
+  // predicted seconds per message of each method. A kind that has lived n messages is
+  // expected to live about n more (the Copernican estimate: nothing else is known of its
+  // life), and a trial that overturns the model gains at least 1 - kMargin of the current
+  // method's time per message; it costs kChallengeMessages messages at the gap between the
+  // methods. So the trial starts once n * (1 - kMargin) * min >= kChallengeMessages * gap,
+  // and not before the kind has lived a round's length (kMinWait: the warm-ups and switches
+  // cost even at a predicted tie), nor later than kMaxWait.
+  static int wait_for(double host_seconds, double pack_seconds);
+  static constexpr int kChallengeMessages = 14;  // 7 per round, two rounds
+  static constexpr int kMinWait = kMessages;
+  static constexpr int kMaxWait = 2 * kSpan;
+  // Every kind has settled by its kSettledBy-th message.
+  static constexpr int kSettledBy = kMaxWait + kSpan;
 
   Ticket next();
   // The duration of the message `ticket` was issued for. Ignored once its round is over.
@@ -85,7 +106,12 @@ class MethodTrial {
   // For exchange traffic, where a call's duration does not measure its message: a message's
   // duration is the interval from its post to the next post of the kind, one iteration of the
   // program's exchange loop. Records the previous message's interval, then issues this one.
-  Ticket next_at(double now_seconds);
+  // `waits`, where given, counts the process's completion calls (MPI_Wait...): an interval
+  // with none in it timed only the posts, not the messages' work (a host MPI_Isend returns at
+  // once and packs inside the wait; Loom packs at the post), and is not recorded. A kind whose
+  // intervals rarely hold a wait (a window of 64 MPI_Isend, then one MPI_Waitall) then never
+  // completes its rounds and keeps the model's choice.
+  Ticket next_at(double now_seconds, std::optional<uint64_t> waits = std::nullopt);
   // The final verdict, after round two.
   std::optional<Method> decided() const { return decided_; }
   // What the kind uses now outside the schedule: the verdict, else round one's, else the
@@ -100,12 +126,18 @@ class MethodTrial {
   // pack 243 ... us -> host; as is (host) 171 ..." (for LOOM_DEBUG).
   std::string describe() const;
   Method prior() const { return prior_; }
+  // What the trial cost, once decided: the time its messages took beyond the verdict's method,
+  // estimated from its samples (each timed sample stands for its block's messages).
+  double cost_seconds() const { return cost_seconds_; }
   // The schedule as the methods a round hands out while `current` is the kind's method, one
   // letter per message (H host, P packed), e.g. "HHHHHHHHHHHHPPPPPPPHHHHH".
   static std::string schedule_text(Method current);
 
  private:
   Method prior_;
+  int wait_ = 0;    // messages of the current method before the schedule
+  int waited_ = 0;  // of those, issued
+  double cost_seconds_ = 0;
   int issued_ = 0;
   int round_ = 0;  // the round whose samples are being taken: 0 or 1
   Method method_for(Config config) const;
@@ -116,6 +148,7 @@ class MethodTrial {
   std::optional<Method> decided_;
   Ticket posted_{Method::Host, -1};  // next_at: the previous message, timed until the next post
   double posted_at_ = 0;
+  std::optional<uint64_t> posted_waits_;
 };
 
 }  // namespace loom::model

@@ -286,7 +286,19 @@ void detach_request(MPI_Request request, std::unique_ptr<PendingOp> op) {
   table().detach(request, std::move(op));
 }
 
+namespace {
+std::atomic<uint64_t> waits{0};
+void count_wait() {
+  waits.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+uint64_t wait_calls() {
+  return waits.load(std::memory_order_relaxed);
+}
+
 int wait(MPI_Request* request, MPI_Status* status) {
+  count_wait();
   if (table().empty()) return host().Wait(request, status);
   Completion c(request, 1);
   if (!c.any_ours()) return host().Wait(request, status);
@@ -336,6 +348,7 @@ int finish_any(Completion& c, const int* index, MPI_Status* mine, int rc) {
 }  // namespace
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  count_wait();
   if (table().empty()) return host().Waitall(count, requests, statuses);
   Completion c(requests, count);
   if (!c.any_ours()) return host().Waitall(count, requests, statuses);
@@ -355,6 +368,7 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
 }
 
 int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  count_wait();
   if (table().empty()) return host().Waitany(count, requests, index, status);
   Completion c(requests, count);
   if (!c.any_ours()) return host().Waitany(count, requests, index, status);
@@ -375,6 +389,7 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
 
 int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
              MPI_Status statuses[]) {
+  count_wait();
   if (table().empty()) return host().Waitsome(incount, requests, outcount, indices, statuses);
   Completion c(requests, incount);
   if (!c.any_ours()) return host().Waitsome(incount, requests, outcount, indices, statuses);

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 
 namespace loom::mpi {
@@ -52,6 +53,11 @@ int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
 int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
              MPI_Status statuses[]);
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+
+// Calls of the MPI_Wait family so far in this process: an exchange message's trial sample
+// (ops/method.hpp) counts only if one ran between its post and the next, so that a host whose
+// MPI_Isend returns at once and packs inside the wait is timed for that work too.
+uint64_t wait_calls();
 int request_free(MPI_Request* request);
 int start(MPI_Request* request);
 int startall(int count, MPI_Request requests[]);

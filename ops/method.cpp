@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "loom/loom.h"
+#include "mpi/requests.hpp"
 #include "runtime/counters.hpp"
 
 namespace loom::ops {
@@ -28,9 +29,12 @@ using namespace loom::runtime;  // NOLINT: the layers below
 using namespace loom::mpi;      // NOLINT: the layers below
 namespace {
 
-// Kinds of message whose online trial kept the model's choice, and that overturned it.
+// Kinds of message whose online trial started (past its wait: model/trial.hpp), kept the model's
+// choice, or overturned it; and the trials' estimated cost.
+const Counter kTrialsStarted = register_counter("p2p", "online trials", "started");
 const Counter kTrialsKept = register_counter("p2p", "online trials", "kept");
 const Counter kTrialsSwitched = register_counter("p2p", "online trials", "switched");
+const Counter kTrialCost = register_counter("p2p", "online trials", "cost", Unit::Nanoseconds);
 
 enum class Setting { Auto, Host, Pack };
 
@@ -49,6 +53,27 @@ Setting read_setting() {
 Setting setting() {
   static const Setting s = read_setting();
   return s;
+}
+
+// LOOM_TRIAL_WAIT: how many messages a kind runs on the model's choice before its trial; auto
+// (-1): MethodTrial::wait_for of the model's predicted gap.
+int read_trial_wait() {
+  static constexpr base::EnvVar kTrialWait{
+      "LOOM_TRIAL_WAIT", "auto",
+      "messages of a kind before its online trial: auto (when the trial can pay) or a number"};
+  const char* text = base::read(kTrialWait);
+  if (!text || !std::strcmp(text, "auto")) return -1;
+  char* end = nullptr;
+  const long wait = std::strtol(text, &end, 10);
+  if (end != text && *end == '\0' && wait >= 0 && wait <= INT_MAX) return static_cast<int>(wait);
+  std::fprintf(stderr, "loom: LOOM_TRIAL_WAIT=%s is not auto or a number of messages; using auto\n",
+               text);
+  return -1;
+}
+
+int trial_wait_setting() {
+  static const int wait = read_trial_wait();
+  return wait;
 }
 
 std::atomic<int> pinned_method{-1};  // -1: not pinned, else a model::Method
@@ -192,6 +217,7 @@ void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
       .store(static_cast<uint8_t>(1 + static_cast<int>(*decided)), std::memory_order_relaxed);
   const bool kept = *decided == trial.prior();
   count(kept ? kTrialsKept : kTrialsSwitched);
+  count(kTrialCost, static_cast<uint64_t>(trial.cost_seconds() * 1e9));
   if (config().debug)
     std::fprintf(stderr, "[loom] pid %d trial: %s%s, %s, %lld+ bytes: %s -> %s %s\n",
                  static_cast<int>(getpid()), traffic == model::Traffic::Exchange ? "exchange " : "",
@@ -226,8 +252,21 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
   const model::Method prior = choose_method(type, message_bytes, where, traffic);
   if (!online || !timed || setting() != Setting::Auto) return {prior, -1};
   std::lock_guard<std::mutex> lock(type.trial_mutex);
-  model::MethodTrial& trial =
-      type.trials.try_emplace(trial_key(traffic, where, side, bucket), prior).first->second;
+  const int key = trial_key(traffic, where, side, bucket);
+  auto found = type.trials.find(key);
+  if (found == type.trials.end()) {
+    // The kind's first message: it waits until its trial can pay for itself
+    // (MethodTrial::wait_for), judged by the model's own prediction of the gap.
+    int wait = trial_wait_setting();
+    if (wait < 0) {
+      const model::Model& model = method_model();
+      const double bytes = bucket_bytes(bucket);
+      wait = model::MethodTrial::wait_for(model.host_seconds(where, type.shape, bytes, traffic),
+                                          model.pack_seconds(where, type.shape, bytes, traffic));
+    }
+    found = type.trials.try_emplace(key, prior, wait).first;
+  }
+  model::MethodTrial& trial = found->second;
   model::MethodTrial::Ticket ticket;
   // Exchange messages, and blocking receives, are timed by the interval to the kind's next
   // post, recorded here (MethodTrial::next_at). A blocking receive's own duration leaves out
@@ -238,12 +277,20 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
   const bool by_interval = traffic == model::Traffic::Exchange || side == Side::Receive;
   if (by_interval) {
     const bool was_decided = trial.decided().has_value();
+    // Exchange messages complete in a later wait call: an interval without one timed the
+    // posts alone (MPI_Isend x64, then MPI_Waitall: MPICH's typed post returns in 0.1-0.3 us
+    // and packs in the wait, Loom's packs at the post).
+    const auto waits = traffic == model::Traffic::Exchange
+                           ? std::optional<uint64_t>(mpi::wait_calls())
+                           : std::nullopt;
     ticket = trial.next_at(
-        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
+        waits);
     if (!was_decided) settle_if_decided(type, bucket, traffic, where, side, trial);
   } else {
     ticket = trial.next();
   }
+  if (ticket.slot == 0) count(kTrialsStarted);
   // A sample timed by interval was recorded above: nothing for the caller to report.
   const int report_slot = by_interval ? -1 : ticket.slot;
   if (ticket.slot >= 0 && !ticket.as_is) return {ticket.method, report_slot};

@@ -44,6 +44,8 @@ constexpr Field kFields[] = {
     LOOM_FIELD(collective_shared, "collectives.shared"),
     LOOM_FIELD(trials_kept, "p2p.online_trials.kept"),
     LOOM_FIELD(trials_switched, "p2p.online_trials.switched"),
+    LOOM_FIELD(trials_started, "p2p.online_trials.started"),
+    LOOM_SECONDS(trials_cost_seconds, "p2p.online_trials.cost"),
     LOOM_FIELD(self_delivered, "p2p.to_itself.delivered"),
     LOOM_FIELD(self_delivered_bytes, "p2p.to_itself.bytes"),
     LOOM_FIELD(self_demoted, "p2p.to_itself.demoted"),

@@ -68,6 +68,11 @@ typedef struct loom_stats {
   double compress_seconds;
   double compress_max_abs_error;
   double compress_min_psnr_db;
+  /* What the online trials cost (LOOM_ONLINE, docs/model.md): the time their messages took
+   * beyond what their verdict's method would have taken, estimated from their samples, and the
+   * kinds that reached their trial's wait (a kind too young for its trial to pay is not tried). */
+  double trials_cost_seconds;
+  uint64_t trials_started;
 } loom_stats;
 
 /* 1 when the interposer is loaded and not disabled by LOOM_DISABLE=1. */

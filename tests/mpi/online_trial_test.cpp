@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ namespace {
 std::string mode = "online";
 
 constexpr int kInts = 4096;  // packed: 16 KiB, spread over 32 KiB
-constexpr int kRoundTrips = loom::model::MethodTrial::kSpan + 6;
+constexpr int kRoundTrips = loom::model::MethodTrial::kSettledBy + 6;
 
 int value(int round, int rank, int i) {
   return round * 1000003 + rank * 7919 + i;
@@ -42,9 +43,10 @@ std::string schedule_with(char current) {
 }
 
 // `routes` (one H or P per send of a kind, all of a run's) against what --mode asks for. With
-// trials, both kinds of the traffic (send and receive) settle, after two rounds of the
-// schedule: round one tries the model's choice as it is (the kind's first send), round two
-// round one's choice, which every send between the rounds takes.
+// trials, both kinds of the traffic (send and receive) settle, after waiting on the model's
+// choice until a trial can pay for itself (MethodTrial::wait_for, between kMinWait and kMaxWait
+// messages) and two rounds of the schedule: round one tries the model's choice as it is (the
+// kind's first send), round two round one's choice, which every send between the rounds takes.
 void check_routes(const std::string& routes, uint64_t trials) {
   using loom::model::MethodTrial;
   if (mode != "online") {
@@ -53,18 +55,26 @@ void check_routes(const std::string& routes, uint64_t trials) {
         << routes;
     return;
   }
-  ASSERT_GE(routes.size(), static_cast<size_t>(MethodTrial::kSpan)) << routes;
+  ASSERT_GE(routes.size(), static_cast<size_t>(MethodTrial::kSettledBy)) << routes;
   EXPECT_EQ(trials, 2u);
+  // The wait runs the model's choice, and so do the schedule's first messages: as is, then (as
+  // is the host) the host's block; the first other method shows where the schedule began.
+  const size_t first_other = routes.find_first_not_of(routes[0]);
+  ASSERT_NE(first_other, std::string::npos) << routes;
+  const int wait = static_cast<int>(first_other) - (routes[0] == 'H' ? 12 : 5);
+  EXPECT_GE(wait, MethodTrial::kMinWait) << routes;
+  EXPECT_LE(wait, MethodTrial::kMaxWait) << routes;
+  const std::string trial = routes.substr(static_cast<size_t>(std::max(wait, 0)));
   // Each round's verdict comes with its last timed message: its untimed last message takes
   // the verdict, like the messages after it.
   const int last = MethodTrial::kMessages - 1;
-  EXPECT_EQ(routes.substr(0, last), schedule_with(routes[0]).substr(0, last)) << routes;
-  const std::string between = routes.substr(last, MethodTrial::kSecondRound - last);
+  EXPECT_EQ(trial.substr(0, last), schedule_with(trial[0]).substr(0, last)) << routes;
+  const std::string between = trial.substr(last, MethodTrial::kSecondRound - last);
   EXPECT_TRUE(uniform(between)) << routes;
-  EXPECT_EQ(routes.substr(MethodTrial::kSecondRound, MethodTrial::kMessages - 1),
+  EXPECT_EQ(trial.substr(MethodTrial::kSecondRound, MethodTrial::kMessages - 1),
             schedule_with(between[0]).substr(0, MethodTrial::kMessages - 1))
       << routes;
-  EXPECT_TRUE(uniform(routes.substr(MethodTrial::kSpan - 1))) << routes;
+  EXPECT_TRUE(uniform(trial.substr(MethodTrial::kSpan - 1))) << routes;
 }
 
 TEST(OnlineTrial, FirstMessagesTryBothMethodsThenSettle) {
@@ -146,7 +156,8 @@ TEST(OnlineTrial, ExchangesTryBothMethodsThenSettle) {
     ASSERT_EQ(wrong, 0) << "round " << round << " rank " << rank;
   }
   std::printf("rank %d exchange sends (H host, P packed): %s\n", rank, routes.c_str());
-  // Each kind settles at its kSpan-th post, when round two's last timed interval closes.
+  // Each kind settles at its kSpan-th post after its wait, when round two's last timed
+  // interval closes.
   check_routes(routes, trials_since(start));
   MPI_Type_free(&every_third);
 }

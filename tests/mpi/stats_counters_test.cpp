@@ -41,6 +41,8 @@ const Field kFields[] = {
     COUNT_FIELD(recv_unpacked_bytes, "p2p.recv.bytes"),
     COUNT_FIELD(trials_kept, "p2p.online_trials.kept"),
     COUNT_FIELD(trials_switched, "p2p.online_trials.switched"),
+    COUNT_FIELD(trials_started, "p2p.online_trials.started"),
+    SECONDS_FIELD(trials_cost_seconds, "p2p.online_trials.cost"),
     COUNT_FIELD(self_delivered, "p2p.to_itself.delivered"),
     COUNT_FIELD(self_delivered_bytes, "p2p.to_itself.bytes"),
     COUNT_FIELD(self_demoted, "p2p.to_itself.demoted"),

@@ -292,6 +292,67 @@ TEST(MethodTrial, ExchangesAreTimedByTheIntervalToTheNextPost) {
       << trial.describe();
 }
 
+// A trial waits until the kind has lived long enough for it to pay: the wait grows with the
+// model's predicted gap (14 challenger messages at the gap against 10% of the faster method per
+// message of the kind's expected remaining life, its age), between kMinWait and kMaxWait.
+TEST(MethodTrial, WaitsUntilTheTrialCanPayForItself) {
+  EXPECT_EQ(MethodTrial::wait_for(1e-6, 1e-6), MethodTrial::kMinWait);    // a predicted tie
+  EXPECT_EQ(MethodTrial::wait_for(1e-6, 1.1e-6), MethodTrial::kMinWait);  // 14 < kMinWait
+  EXPECT_EQ(MethodTrial::wait_for(2e-6, 1e-6), 140);                      // 2x apart
+  EXPECT_EQ(MethodTrial::wait_for(1e-6, 1.5e-6), 70);
+  EXPECT_EQ(MethodTrial::wait_for(1e-6, 10e-6), MethodTrial::kMaxWait);
+  EXPECT_EQ(MethodTrial::wait_for(0, 1e-6), MethodTrial::kMinWait);  // no prediction
+  EXPECT_LE(MethodTrial::kMaxWait + MethodTrial::kSpan, MethodTrial::kSettledBy);
+
+  // The wait runs the prior without a slot; then the schedule starts at slot 0, and the
+  // verdict comes as without a wait.
+  MethodTrial waiting(Method::Host, 30);
+  for (int i = 0; i < 30; ++i) {
+    const MethodTrial::Ticket ticket = waiting.next();
+    EXPECT_EQ(ticket.method, Method::Host);
+    EXPECT_EQ(ticket.slot, -1);
+    waiting.record(ticket, 1.0);  // no slot: ignored
+  }
+  EXPECT_EQ(run_trial(waiting, {3e-3, 3e-3, 3e-3, 3e-3}, {1e-3, 1e-3, 1e-3, 1e-3}).substr(0, 5),
+            "HHHHH");
+  EXPECT_EQ(waiting.decided(), Method::Pack);
+}
+
+// What a trial cost: its samples beyond the verdict's method's median, each standing for
+// kMessages / (3 * kSamples) = 2 messages of its round.
+TEST(MethodTrial, CostIsTheTimeBeyondTheVerdictsMethod) {
+  MethodTrial trial(Method::Host);
+  EXPECT_EQ(trial.cost_seconds(), 0.0);
+  run_trial(trial, {3e-3, 3e-3, 3e-3, 3e-3}, {1e-3, 1e-3, 1e-3, 1e-3});
+  ASSERT_EQ(trial.decided(), Method::Pack);
+  // Round one: as is (host) and host, 8 samples 2 ms over packing's; round two defends packing:
+  // only the host's 4 samples are over.
+  EXPECT_NEAR(trial.cost_seconds(), (8 + 4) * 2e-3 * 2, 1e-12);
+}
+
+// Exchange intervals count only when a wait call ran in them: posts alone time no message's
+// work (a host that packs inside MPI_Waitall would look free), and such a kind keeps the model's
+// choice.
+TEST(MethodTrial, ExchangeIntervalsWithoutAWaitAreNotSamples) {
+  MethodTrial posts_only(Method::Pack);
+  double now = 1.0;
+  for (int i = 0; i < 2 * MethodTrial::kSpan; ++i) {
+    const MethodTrial::Ticket ticket = posts_only.next_at(now, uint64_t{7});  // no wait between
+    now += ticket.method == Method::Host ? 1e-7 : 3e-6;  // the host's post returns at once
+  }
+  EXPECT_FALSE(posts_only.decided().has_value());
+  EXPECT_FALSE(posts_only.scheduling());
+  EXPECT_EQ(posts_only.current(), Method::Pack);
+
+  MethodTrial waited(Method::Pack);
+  uint64_t waits = 0;
+  for (int i = 0; i < MethodTrial::kSpan; ++i) {
+    const MethodTrial::Ticket ticket = waited.next_at(now, waits++);  // one wait per interval
+    now += ticket.method == Method::Host ? 1e-7 : 3e-6;
+  }
+  EXPECT_EQ(waited.decided(), Method::Host);
+}
+
 TEST(MethodTrial, TheDecisionSticksAndLateRecordsAreIgnored) {
   MethodTrial trial(Method::Host);
   run_trial(trial, {3e-3, 3e-3, 3e-3, 3e-3}, {1e-3, 1e-3, 1e-3, 1e-3});
