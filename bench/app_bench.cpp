@@ -100,41 +100,36 @@ void print_help(FILE* out) {
 int parse_options(int argc, char** argv, Options* opt) {
   bool messages_given = false;
   const int parsed = parse_subcommand_options(
-      argc, argv, kTool, opt, print_help, [&](const std::string& arg, int* i) {
+      argc, argv, kTool, opt, print_help,
+      {"--messages", "--life", "--max-size", "--types", "--variants"},
+      [&](const std::string& arg, const char* v) {
         if (arg == "--messages" || arg == "--life") {
-          const char* v = option_value(argc, argv, i, kTool, arg.c_str());
-          if (!v) return OptionParse::Bad;
           if (!parse_positive(v, arg == "--life" ? &opt->life : &opt->messages)) {
             bad_option_value(kTool, arg.c_str());
             return OptionParse::Bad;
           }
           messages_given |= arg == "--messages";
-        } else if (arg == "--max-size") {
-          const char* v = option_value(argc, argv, i, kTool, "--max-size");
-          if (!v) return OptionParse::Bad;
-          if (!parse_size(v, &opt->max_size) || opt->max_size <= 0) {
-            bad_option_value(kTool, "--max-size");
+          return OptionParse::Taken;
+        }
+        if (arg == "--max-size") {
+          if (parse_size(v, &opt->max_size) && opt->max_size > 0) return OptionParse::Taken;
+          bad_option_value(kTool, "--max-size");
+          return OptionParse::Bad;
+        }
+        if (arg == "--types") {
+          opt->type_filters = split_commas(v);
+          return OptionParse::Taken;
+        }
+        if (arg != "--variants") return OptionParse::NotMine;
+        opt->variants.clear();
+        for (const auto& name : split_commas(v)) {
+          int k = 0;
+          while (k < 3 && name != variant_name(static_cast<Variant>(k))) ++k;
+          if (k == 3) {
+            bad_option_value(kTool, "--variants");
             return OptionParse::Bad;
           }
-        } else if (arg == "--types") {
-          const char* v = option_value(argc, argv, i, kTool, "--types");
-          if (!v) return OptionParse::Bad;
-          opt->type_filters = split_commas(v);
-        } else if (arg == "--variants") {
-          const char* v = option_value(argc, argv, i, kTool, "--variants");
-          if (!v) return OptionParse::Bad;
-          opt->variants.clear();
-          for (const auto& name : split_commas(v)) {
-            int k = 0;
-            while (k < 3 && name != variant_name(static_cast<Variant>(k))) ++k;
-            if (k == 3) {
-              bad_option_value(kTool, "--variants");
-              return OptionParse::Bad;
-            }
-            opt->variants.push_back(static_cast<Variant>(k));
-          }
-        } else {
-          return OptionParse::NotMine;
+          opt->variants.push_back(static_cast<Variant>(k));
         }
         return OptionParse::Taken;
       });
