@@ -114,6 +114,7 @@ class CompressedExchange final : public mpi::PendingOp {
         size_(size) {
     codec::FrameOptions options = codec::frame_options(codec_->spec());
     chunk_ = codec::chunk_values(*codec_, element_, options);
+    cost_ = codec_cost(*codec_, element_);
   }
   ~CompressedExchange() override {
     if (held_recvtype_ != MPI_DATATYPE_NULL) PMPI_Type_free(&held_recvtype_);
@@ -206,8 +207,9 @@ class CompressedExchange final : public mpi::PendingOp {
     count(Counter::CompressCalls);
     const auto n = static_cast<size_t>(size_);
     // Receives: in the order the peers send to this rank (peer rank-k sends here at step k).
-    // Only each block's first chunk is posted now: what follows depends on how it came
-    // (post_rest, once it arrived).
+    // Only each block's first message is posted now, straight into place and sized for the
+    // whole block raw: it is either that (the sender's first chunk did not compress) or the
+    // compressed first chunk, after which the rest comes chunk by chunk (post_rest).
     size_t rbytes = 0;
     for (int k = 1; k < size_; ++k) {
       const int source = (rank_ - k + size_) % size_;
@@ -222,18 +224,13 @@ class CompressedExchange final : public mpi::PendingOp {
       const Block& block = blocks_[b];
       const size_t m = std::min(chunk_, block.values);
       char* to = recv_at_[static_cast<size_t>(block.source)];
-      if (int rc = post(rstage_.data() + block.offset, capacity(m), block.source,
+      // A block too large for one message comes chunk by chunk, the first into staging.
+      const bool whole = fits(block.values);
+      if (int rc = post(whole ? nullptr : rstage_.data() + block.offset,
+                        whole ? block.values * es_ : capacity(m), block.source,
                         {nullptr, to, m, static_cast<int>(b), Piece::Kind::First});
           rc != MPI_SUCCESS)
         return rc;
-      // The second message, straight into place: the rest of the block raw, or chunk 1.
-      if (block.values > m && rest_fits(block.values - m)) {
-        if (int rc = post(nullptr, (block.values - m) * es_, block.source,
-                          {nullptr, to + m * es_, block.values - m, static_cast<int>(b),
-                           Piece::Kind::Second});
-            rc != MPI_SUCCESS)
-          return rc;
-      }
     }
     // The own block, copied exactly.
     const auto me = static_cast<size_t>(rank_);
@@ -252,18 +249,26 @@ class CompressedExchange final : public mpi::PendingOp {
         sbytes += capacity(std::min(chunk_, values - first));
     }
     sstage_.resize(sbytes);
+    // Before any chunk, the call's data decides: a probe of its first compressed block
+    // predicts the ratio, and where compressed sends would not beat raw ones every block of
+    // the call goes raw (random bits pay one small compression per call, not one chunk's).
+    for (int k = 1; k < size_; ++k) {
+      const auto dest = static_cast<size_t>((rank_ + k) % size_);
+      if (!compress_to[dest]) continue;
+      given_up_ = !probe_pays(send_at_[dest], send_values_[dest]);
+      break;
+    }
     size_t offset = 0;
     for (int k = 1; k < size_; ++k) {
       const int dest = (rank_ + k) % size_;
       const size_t values = send_values_[static_cast<size_t>(dest)];
       const char* from = send_at_[static_cast<size_t>(dest)];
-      bool rest_raw = false;  // the first chunk went raw: the rest goes as one raw message
       for (size_t first = 0; first < values;) {
-        const size_t m = rest_raw ? values - first : std::min(chunk_, values - first);
+        size_t m = std::min(chunk_, values - first);
         const char* in = from + first * es_;
         const void* wire = in;
         size_t bytes = m * es_;
-        if (!rest_raw && compress_to[static_cast<size_t>(dest)] && !given_up_) {
+        if (compress_to[static_cast<size_t>(dest)] && !given_up_) {
           char* out = sstage_.data() + offset;
           const size_t cap = capacity(m);
           offset += cap;
@@ -284,8 +289,9 @@ class CompressedExchange final : public mpi::PendingOp {
             bytes = m * es_;
           }
         }
-        // The receiver sees the same: a raw first chunk announces the rest in one message.
-        if (first == 0 && bytes == m * es_ && values > m && rest_fits(values - m)) rest_raw = true;
+        // A raw first chunk: the whole block goes raw in one message, into place (as the
+        // host's exchange sends it; the receiver tells it by its size).
+        if (first == 0 && bytes == m * es_ && fits(values)) bytes = (m = values) * es_;
         // At most send_window() messages in flight: a long queue of this rank's sends delays
         // the transport's handshakes for the peers' messages behind it (docs/compress.md).
         if (sends_.size() - sends_done_ >= send_window()) {
@@ -353,14 +359,14 @@ class CompressedExchange final : public mpi::PendingOp {
  private:
   struct Piece {
     enum class Kind : uint8_t {
-      First,   // a block's first chunk, into staging
-      Second,  // straight into place: the rest of the block raw, or chunk 1
-      Chunk,   // a later chunk, into staging
+      First,  // a block's first message: into place, sized for the whole block raw (into
+              // staging where the block is too large for one message)
+      Chunk,  // a later chunk, into staging
     };
     char* staged;  // where it is received (null: straight into `to`)
     char* to;      // where its values go
     size_t values;
-    int block;  // index in blocks_ (First, Second), else -1
+    int block;  // index in blocks_ (First), else -1
     Kind kind;
   };
   struct Block {
@@ -392,20 +398,35 @@ class CompressedExchange final : public mpi::PendingOp {
     return MPI_SUCCESS;
   }
 
-  bool rest_fits(size_t values) const { return values * es_ <= INT_MAX; }
+  // Whether `values` fit in one message.
+  bool fits(size_t values) const { return values * es_ <= INT_MAX; }
 
-  // After a block's first chunk arrived compressed: chunks 2.. (chunk 1 meets the second
-  // receive, posted up front); or, where the rest is too large for one message, chunks 1...
+  // Whether compressing pays for data like the first kProbeBytes at `from`: the pipelined
+  // call costs max(CPU, wire / ratio) per byte against the raw wire's time per byte
+  // (docs/compress.md, "The threshold"), with a 5% margin.
+  bool probe_pays(const char* from, size_t values) {
+    constexpr size_t kProbeBytes = 16 << 10;
+    const size_t quantum = codec_->chunk_quantum();
+    const size_t m = std::min(values, std::max<size_t>(kProbeBytes / es_ / quantum, 1) * quantum);
+    probe_.resize(capacity(m));
+    bool raw = true;
+    const auto t0 = Clock::now();
+    const size_t bytes =
+        codec::compress_chunk(*codec_, from, m, element_, probe_.data(), probe_.size(), &raw);
+    codec_ns_ += nanoseconds_since(t0);
+    if (bytes == 0 || raw) return false;
+    const double ratio = static_cast<double>(m * es_) / static_cast<double>(bytes);
+    const double compressed =
+        std::max(cost_.cpu_seconds_per_byte, cost_.link_seconds_per_byte / ratio);
+    return compressed < 0.95 * cost_.link_seconds_per_byte;
+  }
+
+  // After a block's first chunk arrived compressed (or, for a block too large for one
+  // message, at all): chunks 1.., each into its staging slot.
   int post_rest(const Block& block) {
     const size_t m0 = std::min(chunk_, block.values);
-    if (block.values <= m0) return MPI_SUCCESS;
     char* to = recv_at_[static_cast<size_t>(block.source)];
     size_t first = m0, offset = block.offset + capacity(m0);
-    if (rest_fits(block.values - m0)) {
-      const size_t m1 = std::min(chunk_, block.values - m0);
-      first += m1;
-      offset += capacity(m1);
-    }
     for (; first < block.values; first += chunk_) {
       const size_t m = std::min(chunk_, block.values - first);
       if (int rc = post(rstage_.data() + offset, capacity(m), block.source,
@@ -438,38 +459,30 @@ class CompressedExchange final : public mpi::PendingOp {
         PMPI_Get_count(&done_status[static_cast<size_t>(i)], MPI_BYTE, &bytes);
         const size_t raw = piece.values * es_;
         --remaining_;
-        if (piece.kind == Piece::Kind::Second) {
-          // The rest raw, in place; or chunk 1: raw (already in its place) or compressed,
-          // which lies where its values go and is moved aside to be decoded.
+        const char* in = piece.staged;
+        if (piece.kind == Piece::Kind::First && !in) {
+          // Received in place: the whole block raw, or the compressed first chunk, which
+          // lies where its values go and is moved aside (to its staging slot) to be decoded.
           const Block& block = blocks_[static_cast<size_t>(piece.block)];
-          const size_t m1 = std::min(chunk_, piece.values);
-          if (static_cast<size_t>(bytes) == raw || static_cast<size_t>(bytes) == m1 * es_) continue;
-          char* aside = rstage_.data() + block.offset + capacity(std::min(chunk_, block.values));
+          if (static_cast<size_t>(bytes) == block.values * es_) continue;
+          char* aside = rstage_.data() + block.offset;
           std::memcpy(aside, piece.to, static_cast<size_t>(bytes));
-          const auto t0 = Clock::now();
-          const bool ok =
-              codec_->decompress(aside, static_cast<size_t>(bytes), m1, element_, piece.to);
-          codec_ns_ += nanoseconds_since(t0);
-          if (!ok) return MPI_ERR_INTERN;
-          continue;
+          in = aside;
         }
         const bool came_raw = static_cast<size_t>(bytes) == raw;
         if (came_raw) {
-          std::memcpy(piece.to, piece.staged, raw);
+          std::memcpy(piece.to, in, raw);
         } else {
           const auto t0 = Clock::now();
-          const bool ok = codec_->decompress(piece.staged, static_cast<size_t>(bytes), piece.values,
-                                             element_, piece.to);
+          const bool ok =
+              codec_->decompress(in, static_cast<size_t>(bytes), piece.values, element_, piece.to);
           codec_ns_ += nanoseconds_since(t0);
           if (!ok) return MPI_ERR_INTERN;
         }
-        // A compressed first chunk: the sender sends the rest chunk by chunk. A raw one: the
-        // rest comes in one message, which the second receive takes, unless it is too large.
+        // After the first chunk the sender sends the rest chunk by chunk.
         if (piece.kind == Piece::Kind::First) {
-          const Block& block = blocks_[static_cast<size_t>(piece.block)];
-          if (!came_raw || !rest_fits(block.values - piece.values)) {
-            if (int prc = post_rest(block); prc != MPI_SUCCESS) return prc;
-          }
+          if (int prc = post_rest(blocks_[static_cast<size_t>(piece.block)]); prc != MPI_SUCCESS)
+            return prc;
         }
       }
       if (!all && outcount == 0) break;
@@ -513,7 +526,8 @@ class CompressedExchange final : public mpi::PendingOp {
   std::vector<size_t> recv_values_, send_values_;
   std::vector<char*> recv_at_;
   std::vector<const char*> send_at_;
-  std::vector<char> rpacked_, spacked_, rstage_, sstage_;
+  std::vector<char> rpacked_, spacked_, rstage_, sstage_, probe_;
+  CodecCost cost_;
   std::vector<MPI_Request> recvs_, sends_;
   size_t sends_done_ = 0;  // sends_[0, sends_done_) completed in order by the window
   std::vector<Piece> pieces_;
