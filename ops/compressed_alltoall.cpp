@@ -294,11 +294,15 @@ class CompressedExchange final : public mpi::PendingOp {
         if (first == 0 && bytes == m * es_ && fits(values)) bytes = (m = values) * es_;
         // At most send_window() messages in flight: a long queue of this rank's sends delays
         // the transport's handshakes for the peers' messages behind it (docs/compress.md).
-        if (sends_.size() - sends_done_ >= send_window()) {
+        // The oldest send is polled, not waited for: its receive may be one the peer posts
+        // only when our first chunk to it is decoded (post_rest), and the peer may be here
+        // too, waiting for ours; PMPI_Wait would deadlock both.
+        while (sends_.size() - sends_done_ >= send_window()) {
           if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
-          const int wrc = PMPI_Wait(&sends_[sends_done_], MPI_STATUS_IGNORE);
+          int done = 0;
+          const int wrc = PMPI_Test(&sends_[sends_done_], &done, MPI_STATUS_IGNORE);
           if (wrc != MPI_SUCCESS) return wrc;
-          ++sends_done_;
+          if (done) ++sends_done_;
         }
         MPI_Request request;
         const int rc =
