@@ -35,7 +35,8 @@ struct Slot {
   std::unordered_map<MPI_Comm, CommEntry> comms;
   struct Measured {
     bool pays = false;
-    double cpu_seconds_per_byte = 0;
+    double cpu_seconds_per_byte = 0;  // compress + decompress; updated by each call's probe
+    double compress_share = 0;        // of cpu_seconds_per_byte, as first measured
   };
   std::map<std::pair<std::string, int>, Measured> pays;  // (spec, element) -> measured
 };
@@ -230,15 +231,22 @@ bool compression_pays(const codec::Codec& codec, codec::Element element) {
                  key.first.c_str(), t.compress_bytes_per_s / 1e6, t.decompress_bytes_per_s / 1e6,
                  t.ratio, s.link_bytes_per_s / 1e6, pays ? "compress" : "send raw");
   std::lock_guard lock(s.mutex);
-  s.pays[key] = {pays, cpu_per_byte};
+  s.pays[key] = {pays, cpu_per_byte,
+                 std::isfinite(cpu_per_byte) ? (1.0 / t.compress_bytes_per_s) / cpu_per_byte : 0};
   return pays;
 }
 
-CodecCost codec_cost(const codec::Codec& codec, codec::Element element) {
+CodecCost codec_cost(const codec::Codec& codec, codec::Element element,
+                     double compress_seconds_per_byte) {
   compression_pays(codec, element);  // measures on first use
   Slot& s = slot();
   std::lock_guard lock(s.mutex);
-  const Slot::Measured& m = s.pays[{codec::to_string(codec.spec()), static_cast<int>(element)}];
+  Slot::Measured& m = s.pays[{codec::to_string(codec.spec()), static_cast<int>(element)}];
+  // A probe's compression speed, on the call's own data and under the machine's present
+  // load, scaled to compress + decompress by the first measurement's split; smoothed.
+  if (compress_seconds_per_byte > 0 && m.compress_share > 0)
+    m.cpu_seconds_per_byte =
+        0.75 * m.cpu_seconds_per_byte + 0.25 * compress_seconds_per_byte / m.compress_share;
   return {m.cpu_seconds_per_byte, 1.0 / s.link_bytes_per_s};
 }
 

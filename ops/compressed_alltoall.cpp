@@ -114,7 +114,6 @@ class CompressedExchange final : public mpi::PendingOp {
         size_(size) {
     codec::FrameOptions options = codec::frame_options(codec_->spec());
     chunk_ = codec::chunk_values(*codec_, element_, options);
-    cost_ = codec_cost(*codec_, element_);
   }
   ~CompressedExchange() override {
     if (held_recvtype_ != MPI_DATATYPE_NULL) PMPI_Type_free(&held_recvtype_);
@@ -407,7 +406,8 @@ class CompressedExchange final : public mpi::PendingOp {
 
   // Whether compressing pays for data like the first kProbeBytes at `from`: the pipelined
   // call costs max(CPU, wire / ratio) per byte against the raw wire's time per byte
-  // (docs/compress.md, "The threshold"), with a 5% margin.
+  // (docs/compress.md, "The threshold"), with a 5% margin; the probe's own speed updates
+  // the CPU cost.
   bool probe_pays(const char* from, size_t values) {
     constexpr size_t kProbeBytes = 16 << 10;
     const size_t quantum = codec_->chunk_quantum();
@@ -417,12 +417,15 @@ class CompressedExchange final : public mpi::PendingOp {
     const auto t0 = Clock::now();
     const size_t bytes =
         codec::compress_chunk(*codec_, from, m, element_, probe_.data(), probe_.size(), &raw);
-    codec_ns_ += nanoseconds_since(t0);
+    const uint64_t ns = nanoseconds_since(t0);
+    codec_ns_ += ns;
     if (bytes == 0 || raw) return false;
+    const CodecCost cost = codec_cost(
+        *codec_, element_, static_cast<double>(ns) * 1e-9 / static_cast<double>(m * es_));
     const double ratio = static_cast<double>(m * es_) / static_cast<double>(bytes);
     const double compressed =
-        std::max(cost_.cpu_seconds_per_byte, cost_.link_seconds_per_byte / ratio);
-    return compressed < 0.95 * cost_.link_seconds_per_byte;
+        std::max(cost.cpu_seconds_per_byte, cost.link_seconds_per_byte / ratio);
+    return compressed < 0.95 * cost.link_seconds_per_byte;
   }
 
   // After a block's first chunk arrived compressed (or, for a block too large for one
@@ -531,7 +534,6 @@ class CompressedExchange final : public mpi::PendingOp {
   std::vector<char*> recv_at_;
   std::vector<const char*> send_at_;
   std::vector<char> rpacked_, spacked_, rstage_, sstage_, probe_;
-  CodecCost cost_;
   std::vector<MPI_Request> recvs_, sends_;
   size_t sends_done_ = 0;  // sends_[0, sends_done_) completed in order by the window
   std::vector<Piece> pieces_;
