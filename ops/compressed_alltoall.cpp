@@ -565,6 +565,22 @@ int cancel_done(void* /*extra*/, int /*complete*/) {
   return MPI_SUCCESS;
 }
 
+// Every rank decides alike: the codec, the signature's kind and the node layout are the same
+// on every rank of a correct program. The kind (1 float, 2 double), or 0 where the call goes
+// to the host (counted).
+int compressible_kind(const void* sendbuf, MPI_Datatype sendtype, MPI_Datatype recvtype,
+                      MPI_Comm comm, int size) {
+  const int kind = signature_kind(recvtype, 0);
+  if (kind == 0 || (sendbuf != MPI_IN_PLACE && signature_kind(sendtype, 0) != kind)) {
+    count(Counter::CompressHostType);
+    return 0;
+  }
+  for (int p = 0; p < size; ++p)
+    if (mpi::locality(comm, p) == model::Locality::OtherNode) return kind;
+  count(Counter::CompressHostThreshold);
+  return 0;
+}
+
 }  // namespace
 
 bool compressed_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
@@ -581,20 +597,8 @@ bool compressed_alltoallv(const void* sendbuf, const int* sendcounts, const int*
   // Null buffers are fine where counts are zero; null count arrays are the host's error.
   if (!recvcounts || !rdispls || (sendbuf != MPI_IN_PLACE && (!sendcounts || !sdispls)))
     return false;
-  // Every rank decides alike: the codec, the signature's kind and the node layout are the
-  // same on every rank of a correct program.
-  const int kind = signature_kind(recvtype, 0);
-  if (kind == 0 || (sendbuf != MPI_IN_PLACE && signature_kind(sendtype, 0) != kind)) {
-    count(Counter::CompressHostType);
-    return false;
-  }
-  bool elsewhere = false;
-  for (int p = 0; p < size && !elsewhere; ++p)
-    elsewhere = mpi::locality(comm, p) == model::Locality::OtherNode;
-  if (!elsewhere) {
-    count(Counter::CompressHostThreshold);
-    return false;
-  }
+  const int kind = compressible_kind(sendbuf, sendtype, recvtype, comm, size);
+  if (kind == 0) return false;
   const codec::Element element = kind == 1 ? codec::Element::Float32 : codec::Element::Float64;
   MPI_Comm pcomm = MPI_COMM_NULL;
   bool pays = false;
@@ -631,8 +635,12 @@ bool compressed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendty
                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
                          int* rc) {
   if (runtime::config().disabled || comm == MPI_COMM_NULL || !codec_for(comm)) return false;
-  int size = 0;
-  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return false;
+  int size = 0, inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+      PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    return false;
+  // Before building the count arrays: a same-node call costs no more than the checks.
+  if (compressible_kind(sendbuf, sendtype, recvtype, comm, size) == 0) return false;
   const auto n = static_cast<size_t>(size);
   std::vector<int> rcounts(n, recvcount), rdispls(n), scounts(n, sendcount), sdispls(n);
   for (size_t p = 0; p < n; ++p) {
