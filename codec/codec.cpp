@@ -39,11 +39,12 @@ void bit_round_as(const void* in, std::size_t count, int keep, void* out) {
   for (std::size_t i = 0; i < count; ++i) {
     U u;
     std::memcpy(&u, src + i * sizeof(U), sizeof(U));
+    // Branch-free, so that the compiler vectorises it.
     const U exponent = (u >> kMantissa) & kExpMask;
-    if (exponent != 0 && exponent != kExpMask) {
-      U r = (u + half_minus_one + ((u >> drop) & 1)) & keep_mask;  // nearest, ties to even
-      if (((r >> kMantissa) & kExpMask) != kExpMask) u = r;        // not rounded up to Inf
-    }
+    const U r = (u + half_minus_one + ((u >> drop) & 1)) & keep_mask;  // nearest, ties to even
+    const bool normal = (exponent != 0) & (exponent != kExpMask) &
+                        (((r >> kMantissa) & kExpMask) != kExpMask);  // not rounded up to Inf
+    u = normal ? r : u;
     std::memcpy(dst + i * sizeof(U), &u, sizeof(U));
   }
 }
@@ -264,16 +265,18 @@ class BloscCodec final : public Codec {
                        std::size_t capacity) const override {
     const std::size_t size = element_size(e), bytes = count * size;
     if (count == 0 || bytes > BLOSC_MAX_BUFFERSIZE) return 0;
-    std::unique_ptr<std::uint64_t[]> rounded;  // not zeroed: bit_round writes all of it
     const void* src = in;
     if (spec_.relative > 0) {
-      rounded = std::make_unique_for_overwrite<std::uint64_t[]>((bytes + 7) / 8);
-      bit_round(in, count, e, mantissa_bits_for(spec_.relative, e), rounded.get());
-      src = rounded.get();
+      // Reused per thread: a fresh chunk-sized buffer each call is an mmap and its page
+      // faults, which cost as much as the rounding itself.
+      thread_local std::vector<std::uint64_t> rounded;
+      if (rounded.size() < (bytes + 7) / 8) rounded.resize((bytes + 7) / 8);
+      bit_round(in, count, e, mantissa_bits_for(spec_.relative, e), rounded.data());
+      src = rounded.data();
     }
-    const int n = blosc_compress_ctx(spec_.level, BLOSC_SHUFFLE, size, bytes, src, out,
-                                     std::min<std::size_t>(capacity, bytes + BLOSC_MAX_OVERHEAD),
-                                     compname_, 0, 1);
+    const int n = blosc_compress_ctx(
+        spec_.level, spec_.bitshuffle ? BLOSC_BITSHUFFLE : BLOSC_SHUFFLE, size, bytes, src, out,
+        std::min<std::size_t>(capacity, bytes + BLOSC_MAX_OVERHEAD), compname_, 0, 1);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
   }
   bool decompress(const void* in, std::size_t bytes, std::size_t count, Element e,

@@ -38,8 +38,9 @@ struct Spec {
   double rate = 0;      // ZfpRate: bits per value, (0, 64]
   double accuracy = 0;  // ZfpAccuracy: absolute error bound, > 0
   BloscCompressor compressor = BloscCompressor::Lz4;
-  int level = 5;        // Blosc compression level, 1..9
-  double relative = 0;  // Blosc: 0 = lossless; else relative error bound in (0, 1)
+  int level = 5;            // Blosc compression level, 1..9
+  bool bitshuffle = false;  // Blosc: bit shuffle instead of byte shuffle
+  double relative = 0;      // Blosc: 0 = lossless; else relative error bound in (0, 1)
   // ZFP shape, fastest-varying extent first (ZFP's nx, ny, nz); ndims 0 or 1: a 1-D array.
   // The slowest extent is taken from each chunk's count (docs/codec.md, "Shape").
   int ndims = 0;
@@ -53,7 +54,8 @@ struct Spec {
 };
 
 // Parses "none", "zfp:rate=R", "zfp:accuracy=A", "zfp:reversible", "blosc",
-// "blosc:zstd", "blosc:relative=E", each optionally followed by ":level=N" (Blosc),
+// "blosc:zstd", "blosc:relative=E", each optionally followed by ":level=N" and ":bitshuffle"
+// (Blosc),
 // ":dims=NxMxK" (ZFP), ":chunk=SIZE" and ":threads=N". Returns nullopt and a message naming
 // the bad part in *error (if given) on any error.
 std::optional<Spec> parse_spec(std::string_view text, std::string* error = nullptr);

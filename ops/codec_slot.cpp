@@ -32,7 +32,12 @@ struct Slot {
   std::shared_ptr<const codec::Codec> default_codec;  // LOOM_COMPRESS (null: none)
   double link_bytes_per_s = 1000e6 / 8;               // LOOM_LINK_MBPS
   std::unordered_map<MPI_Comm, CommEntry> comms;
-  std::map<std::pair<std::string, int>, bool> pays;  // (spec, element) -> measured answer
+  struct Measured {
+    bool pays = false;
+    double cpu_seconds_per_byte = 0;  // compress + decompress; updated by each call's probe
+    double compress_share = 0;        // of cpu_seconds_per_byte, as first measured
+  };
+  std::map<std::pair<std::string, int>, Measured> pays;  // (spec, element) -> measured
 };
 
 constexpr base::EnvVar kCompress{
@@ -183,7 +188,7 @@ bool compression_pays(const codec::Codec& codec, codec::Element element) {
   {
     std::lock_guard lock(s.mutex);
     auto it = s.pays.find(key);
-    if (it != s.pays.end()) return it->second;
+    if (it != s.pays.end()) return it->second.pays;
   }
   // A smooth sample of 256 KiB: a sum of sinusoids with 0.1% noise (docs/codec.md's field).
   const size_t n = (256 * 1024) / codec::element_size(element);
@@ -214,8 +219,23 @@ bool compression_pays(const codec::Codec& codec, codec::Element element) {
                  key.first.c_str(), t.compress_bytes_per_s / 1e6, t.decompress_bytes_per_s / 1e6,
                  t.ratio, s.link_bytes_per_s / 1e6, pays ? "compress" : "send raw");
   std::lock_guard lock(s.mutex);
-  s.pays[key] = pays;
+  s.pays[key] = {pays, cpu_per_byte,
+                 std::isfinite(cpu_per_byte) ? (1.0 / t.compress_bytes_per_s) / cpu_per_byte : 0};
   return pays;
+}
+
+CodecCost codec_cost(const codec::Codec& codec, codec::Element element,
+                     double compress_seconds_per_byte) {
+  compression_pays(codec, element);  // measures on first use
+  Slot& s = slot();
+  std::lock_guard lock(s.mutex);
+  Slot::Measured& m = s.pays[{codec::to_string(codec.spec()), static_cast<int>(element)}];
+  // A probe's compression speed, on the call's own data and under the machine's present
+  // load, scaled to compress + decompress by the first measurement's split; smoothed.
+  if (compress_seconds_per_byte > 0 && m.compress_share > 0)
+    m.cpu_seconds_per_byte =
+        0.75 * m.cpu_seconds_per_byte + 0.25 * compress_seconds_per_byte / m.compress_share;
+  return {m.cpu_seconds_per_byte, 1.0 / s.link_bytes_per_s};
 }
 
 }  // namespace loom::ops

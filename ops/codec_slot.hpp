@@ -61,4 +61,15 @@ void forget_codec_slot(MPI_Comm comm);
 // sample) is below the link's time per byte (LOOM_LINK_MBPS, default 1000 Mbit/s).
 bool compression_pays(const codec::Codec& codec, codec::Element element);
 
+// This process's cost of `codec` on `element`: CPU seconds per byte compressed plus
+// decompressed, and the link's seconds per byte. compression_pays measures the first on first
+// use; each `compress_seconds_per_byte` > 0 given (a call's probe) updates it, so that the
+// per-call decision follows the machine's load.
+struct CodecCost {
+  double cpu_seconds_per_byte = 0;
+  double link_seconds_per_byte = 0;
+};
+CodecCost codec_cost(const codec::Codec& codec, codec::Element element,
+                     double compress_seconds_per_byte = 0);
+
 }  // namespace loom::ops

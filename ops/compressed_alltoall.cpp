@@ -215,8 +215,9 @@ class CompressedExchange final : public mpi::PendingOp {
     count(kCompressCalls);
     const auto n = static_cast<size_t>(size_);
     // Receives: in the order the peers send to this rank (peer rank-k sends here at step k).
-    // Only each block's first chunk is posted now: what follows depends on how it came
-    // (post_rest, once it arrived).
+    // Only each block's first message is posted now, straight into place and sized for the
+    // whole block raw: it is either that (the sender's first chunk did not compress) or the
+    // compressed first chunk, after which the rest comes chunk by chunk (post_rest).
     size_t rbytes = 0;
     for (int k = 1; k < size_; ++k) {
       const int source = (rank_ - k + size_) % size_;
@@ -231,18 +232,13 @@ class CompressedExchange final : public mpi::PendingOp {
       const Block& block = blocks_[b];
       const size_t m = std::min(chunk_, block.values);
       char* to = recv_at_[static_cast<size_t>(block.source)];
-      if (int rc = post(rstage_.data() + block.offset, capacity(m), block.source,
+      // A block too large for one message comes chunk by chunk, the first into staging.
+      const bool whole = fits(block.values);
+      if (int rc = post(whole ? nullptr : rstage_.data() + block.offset,
+                        whole ? block.values * es_ : capacity(m), block.source,
                         {nullptr, to, m, static_cast<int>(b), Piece::Kind::First});
           rc != MPI_SUCCESS)
         return rc;
-      // The second message, straight into place: the rest of the block raw, or chunk 1.
-      if (block.values > m && rest_fits(block.values - m)) {
-        if (int rc = post(nullptr, (block.values - m) * es_, block.source,
-                          {nullptr, to + m * es_, block.values - m, static_cast<int>(b),
-                           Piece::Kind::Second});
-            rc != MPI_SUCCESS)
-          return rc;
-      }
     }
     // The own block, copied exactly.
     const auto me = static_cast<size_t>(rank_);
@@ -261,18 +257,26 @@ class CompressedExchange final : public mpi::PendingOp {
         sbytes += capacity(std::min(chunk_, values - first));
     }
     sstage_.resize(sbytes);
+    // Before any chunk, the call's data decides: a probe of its first compressed block
+    // predicts the ratio, and where compressed sends would not beat raw ones every block of
+    // the call goes raw (random bits pay one small compression per call, not one chunk's).
+    for (int k = 1; k < size_; ++k) {
+      const auto dest = static_cast<size_t>((rank_ + k) % size_);
+      if (!compress_to[dest]) continue;
+      given_up_ = !probe_pays(send_at_[dest], send_values_[dest]);
+      break;
+    }
     size_t offset = 0;
     for (int k = 1; k < size_; ++k) {
       const int dest = (rank_ + k) % size_;
       const size_t values = send_values_[static_cast<size_t>(dest)];
       const char* from = send_at_[static_cast<size_t>(dest)];
-      bool rest_raw = false;  // the first chunk went raw: the rest goes as one raw message
       for (size_t first = 0; first < values;) {
-        const size_t m = rest_raw ? values - first : std::min(chunk_, values - first);
+        size_t m = std::min(chunk_, values - first);
         const char* in = from + first * es_;
         const void* wire = in;
         size_t bytes = m * es_;
-        if (!rest_raw && compress_to[static_cast<size_t>(dest)] && !given_up_) {
+        if (compress_to[static_cast<size_t>(dest)] && !given_up_) {
           char* out = sstage_.data() + offset;
           const size_t cap = capacity(m);
           offset += cap;
@@ -293,15 +297,20 @@ class CompressedExchange final : public mpi::PendingOp {
             bytes = m * es_;
           }
         }
-        // The receiver sees the same: a raw first chunk announces the rest in one message.
-        if (first == 0 && bytes == m * es_ && values > m && rest_fits(values - m)) rest_raw = true;
+        // A raw first chunk: the whole block goes raw in one message, into place (as the
+        // host's exchange sends it; the receiver tells it by its size).
+        if (first == 0 && bytes == m * es_ && fits(values)) bytes = (m = values) * es_;
         // At most send_window() messages in flight: a long queue of this rank's sends delays
         // the transport's handshakes for the peers' messages behind it (docs/compress.md).
-        if (sends_.size() - sends_done_ >= send_window()) {
+        // The oldest send is polled, not waited for: its receive may be one the peer posts
+        // only when our first chunk to it is decoded (post_rest), and the peer may be here
+        // too, waiting for ours; PMPI_Wait would deadlock both.
+        while (sends_.size() - sends_done_ >= send_window()) {
           if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
-          const int wrc = PMPI_Wait(&sends_[sends_done_], MPI_STATUS_IGNORE);
+          int done = 0;
+          const int wrc = PMPI_Test(&sends_[sends_done_], &done, MPI_STATUS_IGNORE);
           if (wrc != MPI_SUCCESS) return wrc;
-          ++sends_done_;
+          if (done) ++sends_done_;
         }
         MPI_Request request;
         const int rc =
@@ -362,14 +371,14 @@ class CompressedExchange final : public mpi::PendingOp {
  private:
   struct Piece {
     enum class Kind : uint8_t {
-      First,   // a block's first chunk, into staging
-      Second,  // straight into place: the rest of the block raw, or chunk 1
-      Chunk,   // a later chunk, into staging
+      First,  // a block's first message: into place, sized for the whole block raw (into
+              // staging where the block is too large for one message)
+      Chunk,  // a later chunk, into staging
     };
     char* staged;  // where it is received (null: straight into `to`)
     char* to;      // where its values go
     size_t values;
-    int block;  // index in blocks_ (First, Second), else -1
+    int block;  // index in blocks_ (First), else -1
     Kind kind;
   };
   struct Block {
@@ -401,20 +410,39 @@ class CompressedExchange final : public mpi::PendingOp {
     return MPI_SUCCESS;
   }
 
-  bool rest_fits(size_t values) const { return values * es_ <= INT_MAX; }
+  // Whether `values` fit in one message.
+  bool fits(size_t values) const { return values * es_ <= INT_MAX; }
 
-  // After a block's first chunk arrived compressed: chunks 2.. (chunk 1 meets the second
-  // receive, posted up front); or, where the rest is too large for one message, chunks 1...
+  // Whether compressing pays for data like the first kProbeBytes at `from`: the pipelined
+  // call costs max(CPU, wire / ratio) per byte against the raw wire's time per byte
+  // (docs/compress.md, "The threshold"), with a 5% margin; the probe's own speed updates
+  // the CPU cost.
+  bool probe_pays(const char* from, size_t values) {
+    constexpr size_t kProbeBytes = 16 << 10;
+    const size_t quantum = codec_->chunk_quantum();
+    const size_t m = std::min(values, std::max<size_t>(kProbeBytes / es_ / quantum, 1) * quantum);
+    probe_.resize(capacity(m));
+    bool raw = true;
+    const auto t0 = Clock::now();
+    const size_t bytes =
+        codec::compress_chunk(*codec_, from, m, element_, probe_.data(), probe_.size(), &raw);
+    const uint64_t ns = nanoseconds_since(t0);
+    codec_ns_ += ns;
+    if (bytes == 0 || raw) return false;
+    const CodecCost cost = codec_cost(
+        *codec_, element_, static_cast<double>(ns) * 1e-9 / static_cast<double>(m * es_));
+    const double ratio = static_cast<double>(m * es_) / static_cast<double>(bytes);
+    const double compressed =
+        std::max(cost.cpu_seconds_per_byte, cost.link_seconds_per_byte / ratio);
+    return compressed < 0.95 * cost.link_seconds_per_byte;
+  }
+
+  // After a block's first chunk arrived compressed (or, for a block too large for one
+  // message, at all): chunks 1.., each into its staging slot.
   int post_rest(const Block& block) {
     const size_t m0 = std::min(chunk_, block.values);
-    if (block.values <= m0) return MPI_SUCCESS;
     char* to = recv_at_[static_cast<size_t>(block.source)];
     size_t first = m0, offset = block.offset + capacity(m0);
-    if (rest_fits(block.values - m0)) {
-      const size_t m1 = std::min(chunk_, block.values - m0);
-      first += m1;
-      offset += capacity(m1);
-    }
     for (; first < block.values; first += chunk_) {
       const size_t m = std::min(chunk_, block.values - first);
       if (int rc = post(rstage_.data() + offset, capacity(m), block.source,
@@ -447,38 +475,30 @@ class CompressedExchange final : public mpi::PendingOp {
         PMPI_Get_count(&done_status[static_cast<size_t>(i)], MPI_BYTE, &bytes);
         const size_t raw = piece.values * es_;
         --remaining_;
-        if (piece.kind == Piece::Kind::Second) {
-          // The rest raw, in place; or chunk 1: raw (already in its place) or compressed,
-          // which lies where its values go and is moved aside to be decoded.
+        const char* in = piece.staged;
+        if (piece.kind == Piece::Kind::First && !in) {
+          // Received in place: the whole block raw, or the compressed first chunk, which
+          // lies where its values go and is moved aside (to its staging slot) to be decoded.
           const Block& block = blocks_[static_cast<size_t>(piece.block)];
-          const size_t m1 = std::min(chunk_, piece.values);
-          if (static_cast<size_t>(bytes) == raw || static_cast<size_t>(bytes) == m1 * es_) continue;
-          char* aside = rstage_.data() + block.offset + capacity(std::min(chunk_, block.values));
+          if (static_cast<size_t>(bytes) == block.values * es_) continue;
+          char* aside = rstage_.data() + block.offset;
           std::memcpy(aside, piece.to, static_cast<size_t>(bytes));
-          const auto t0 = Clock::now();
-          const bool ok =
-              codec_->decompress(aside, static_cast<size_t>(bytes), m1, element_, piece.to);
-          codec_ns_ += nanoseconds_since(t0);
-          if (!ok) return MPI_ERR_INTERN;
-          continue;
+          in = aside;
         }
         const bool came_raw = static_cast<size_t>(bytes) == raw;
         if (came_raw) {
-          std::memcpy(piece.to, piece.staged, raw);
+          std::memcpy(piece.to, in, raw);
         } else {
           const auto t0 = Clock::now();
-          const bool ok = codec_->decompress(piece.staged, static_cast<size_t>(bytes), piece.values,
-                                             element_, piece.to);
+          const bool ok =
+              codec_->decompress(in, static_cast<size_t>(bytes), piece.values, element_, piece.to);
           codec_ns_ += nanoseconds_since(t0);
           if (!ok) return MPI_ERR_INTERN;
         }
-        // A compressed first chunk: the sender sends the rest chunk by chunk. A raw one: the
-        // rest comes in one message, which the second receive takes, unless it is too large.
+        // After the first chunk the sender sends the rest chunk by chunk.
         if (piece.kind == Piece::Kind::First) {
-          const Block& block = blocks_[static_cast<size_t>(piece.block)];
-          if (!came_raw || !rest_fits(block.values - piece.values)) {
-            if (int prc = post_rest(block); prc != MPI_SUCCESS) return prc;
-          }
+          if (int prc = post_rest(blocks_[static_cast<size_t>(piece.block)]); prc != MPI_SUCCESS)
+            return prc;
         }
       }
       if (!all && outcount == 0) break;
@@ -522,7 +542,7 @@ class CompressedExchange final : public mpi::PendingOp {
   std::vector<size_t> recv_values_, send_values_;
   std::vector<char*> recv_at_;
   std::vector<const char*> send_at_;
-  std::vector<char> rpacked_, spacked_, rstage_, sstage_;
+  std::vector<char> rpacked_, spacked_, rstage_, sstage_, probe_;
   std::vector<MPI_Request> recvs_, sends_;
   size_t sends_done_ = 0;  // sends_[0, sends_done_) completed in order by the window
   std::vector<Piece> pieces_;
@@ -554,6 +574,22 @@ int cancel_done(void* /*extra*/, int /*complete*/) {
   return MPI_SUCCESS;
 }
 
+// Every rank decides alike: the codec, the signature's kind and the node layout are the same
+// on every rank of a correct program. The kind (1 float, 2 double), or 0 where the call goes
+// to the host (counted).
+int compressible_kind(const void* sendbuf, MPI_Datatype sendtype, MPI_Datatype recvtype,
+                      MPI_Comm comm, int size) {
+  const int kind = signature_kind(recvtype, 0);
+  if (kind == 0 || (sendbuf != MPI_IN_PLACE && signature_kind(sendtype, 0) != kind)) {
+    count(kCompressHostType);
+    return 0;
+  }
+  for (int p = 0; p < size; ++p)
+    if (mpi::locality(comm, p) == model::Locality::OtherNode) return kind;
+  count(kCompressHostThreshold);
+  return 0;
+}
+
 }  // namespace
 
 bool compressed_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
@@ -570,20 +606,8 @@ bool compressed_alltoallv(const void* sendbuf, const int* sendcounts, const int*
   // Null buffers are fine where counts are zero; null count arrays are the host's error.
   if (!recvcounts || !rdispls || (sendbuf != MPI_IN_PLACE && (!sendcounts || !sdispls)))
     return false;
-  // Every rank decides alike: the codec, the signature's kind and the node layout are the
-  // same on every rank of a correct program.
-  const int kind = signature_kind(recvtype, 0);
-  if (kind == 0 || (sendbuf != MPI_IN_PLACE && signature_kind(sendtype, 0) != kind)) {
-    count(kCompressHostType);
-    return false;
-  }
-  bool elsewhere = false;
-  for (int p = 0; p < size && !elsewhere; ++p)
-    elsewhere = mpi::locality(comm, p) == model::Locality::OtherNode;
-  if (!elsewhere) {
-    count(kCompressHostThreshold);
-    return false;
-  }
+  const int kind = compressible_kind(sendbuf, sendtype, recvtype, comm, size);
+  if (kind == 0) return false;
   const codec::Element element = kind == 1 ? codec::Element::Float32 : codec::Element::Float64;
   MPI_Comm pcomm = MPI_COMM_NULL;
   bool pays = false;
@@ -620,8 +644,12 @@ bool compressed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendty
                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
                          int* rc) {
   if (runtime::config().disabled || comm == MPI_COMM_NULL || !codec_for(comm)) return false;
-  int size = 0;
-  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return false;
+  int size = 0, inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+      PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    return false;
+  // Before building the count arrays: a same-node call costs no more than the checks.
+  if (compressible_kind(sendbuf, sendtype, recvtype, comm, size) == 0) return false;
   const auto n = static_cast<size_t>(size);
   std::vector<int> rcounts(n, recvcount), rdispls(n), scounts(n, sendcount), sdispls(n);
   for (size_t p = 0; p < n; ++p) {

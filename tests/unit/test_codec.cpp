@@ -133,8 +133,9 @@ TEST(CodecSpec, ParsesAndPrintsCanonically) {
   for (const char* text :
        {"none", "zfp:rate=8", "zfp:rate=4.5", "zfp:accuracy=0.0001", "zfp:reversible", "blosc",
         "blosc:zstd", "blosc:relative=0.001", "blosc:zstd:level=9:relative=1e-05",
-        "zfp:accuracy=1e-06:dims=64x64x32", "zfp:rate=16:dims=100x7", "blosc:chunk=65536",
-        "none:threads=4", "zfp:reversible:chunk=1048576:threads=2"}) {
+        "blosc:level=1:bitshuffle:relative=0.001", "zfp:accuracy=1e-06:dims=64x64x32",
+        "zfp:rate=16:dims=100x7", "blosc:chunk=65536", "none:threads=4",
+        "zfp:reversible:chunk=1048576:threads=2"}) {
     std::string error;
     auto spec = parse_spec(text, &error);
     ASSERT_TRUE(spec) << text << ": " << error;
@@ -175,6 +176,8 @@ TEST(CodecSpec, RejectsWithClearMessages) {
       {"blosc:relative=0", "relative takes"},
       {"blosc:lz4:zstd", "one compressor"},
       {"blosc:level=10", "level takes"},
+      {"blosc:bitshuffle=1", "bitshuffle takes no value"},
+      {"zfp:rate=8:bitshuffle", "unknown option"},
       {"blosc:rate=8", "unknown option 'rate=8' for blosc"},
       {"none:relative=1e-3", "unknown option"},
       {"zfp:rate=8:", "empty option"},
@@ -263,12 +266,12 @@ void check_lossless(const std::string& text) {
 
 TEST(CodecLossless, BitExactFloat) {
   for (const char* text : {"none", "zfp:reversible", "blosc", "blosc:zstd", "blosc:level=1",
-                           "zfp:reversible:dims=16x8"})
+                           "blosc:bitshuffle", "zfp:reversible:dims=16x8"})
     check_lossless<float>(text);
 }
 
 TEST(CodecLossless, BitExactDouble) {
-  for (const char* text : {"none", "zfp:reversible", "blosc", "blosc:zstd"})
+  for (const char* text : {"none", "zfp:reversible", "blosc", "blosc:zstd", "blosc:bitshuffle"})
     check_lossless<double>(text);
 }
 
@@ -321,6 +324,8 @@ TEST(CodecBounded, BloscRelativeMeetsBoundOnEveryValue) {
     check_bounded<double>(text, ErrorBound::Kind::Relative, e);
   }
   check_bounded<float>("blosc:zstd:relative=1e-3", ErrorBound::Kind::Relative, 1e-3);
+  check_bounded<float>("blosc:bitshuffle:relative=1e-3", ErrorBound::Kind::Relative, 1e-3);
+  check_bounded<double>("blosc:level=1:bitshuffle:relative=1e-4", ErrorBound::Kind::Relative, 1e-4);
 }
 
 TEST(CodecBounded, ZfpRefusesWhatItCannotKeep) {
