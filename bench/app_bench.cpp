@@ -422,13 +422,7 @@ std::vector<TargetLine> evaluate_targets(const Options& opt, const Run& run) {
 void print_summary(const MpiRun& mpi, const Run& run, const std::vector<TargetLine>& lines) {
   std::printf("\nSummary vs issue #23 targets (printed, not enforced; host %s, Loom %s):\n",
               mpi.host_mpi.c_str(), mpi.loom_state());
-  for (const auto& line : lines)
-    std::printf("  %-40s %-7s target >= %.2fx  %-4s (%d cases%s%s)\n", line.name.c_str(),
-                line.has_value() ? format("%.2fx", line.value).c_str() : "n/a", line.target,
-                !line.has_value() ? "n/a"
-                : line.pass()     ? "PASS"
-                                  : "FAIL",
-                line.cases, line.worst_case.empty() ? "" : "; worst: ", line.worst_case.c_str());
+  for (const auto& line : lines) print_target_line(line, 40);
   std::printf("  (geomean target: >= 1.20x on Open MPI, >= 1.40x on MPICH)\n");
   std::printf("  verification (both paths, every round): %s (%d of %zu cases failed)\n",
               run.failures ? "FAIL" : "PASS", run.failures, run.results.size());

@@ -590,11 +590,8 @@ void print_summary(const MpiRun& mpi, const Run& run, const TargetSummary& t) {
     std::string target =
         is_fraction ? format(">= %.0f%%", 100 * line->target) : format(">= %.2fx", line->target);
     std::printf("  %-42s %-8s target %-8s %-4s (%d cases%s%s)\n", line->name.c_str(), value.c_str(),
-                target.c_str(),
-                !line->has_value() ? "n/a"
-                : line->pass()     ? "PASS"
-                                   : "FAIL",
-                line->cases, line->worst_case.empty() ? "" : "; worst: ", line->worst_case.c_str());
+                target.c_str(), line->verdict(), line->cases,
+                line->worst_case.empty() ? "" : "; worst: ", line->worst_case.c_str());
   }
   const size_t cases = run.results.size();
   std::printf("  cases below %.2fx: %d of %d (pack and unpack counted separately)\n", kTargetWorst,

@@ -431,13 +431,7 @@ Targets evaluate_targets(const std::vector<CaseResult>& results) {
 void print_summary(const MpiRun& mpi, const Run& run, const Targets& t) {
   std::printf("\nSummary vs issue #3 targets (printed, not enforced; host %s, Loom %s):\n",
               mpi.host_mpi.c_str(), mpi.loom_state());
-  for (const auto& line : t.targets)
-    std::printf("  %-48s %-7s target >= %.2fx  %-4s (%d cases%s%s)\n", line.name.c_str(),
-                line.has_value() ? format("%.2fx", line.value).c_str() : "n/a", line.target,
-                !line.has_value() ? "n/a"
-                : line.pass()     ? "PASS"
-                                  : "FAIL",
-                line.cases, line.worst_case.empty() ? "" : "; worst: ", line.worst_case.c_str());
+  for (const auto& line : t.targets) print_target_line(line, 48);
   for (int k = 0; k < 2; ++k) {
     const TargetLine& b = t.bounds[k];
     if (!b.has_value()) continue;

@@ -401,6 +401,13 @@ void write_verification(JsonWriter& j, const std::string& error) {
   if (!error.empty()) j.field("verify_error", error);
 }
 
+void print_target_line(const TargetLine& line, int name_width) {
+  std::printf("  %-*s %-7s target >= %.2fx  %-4s (%d cases%s%s)\n", name_width, line.name.c_str(),
+              line.has_value() ? format("%.2fx", line.value).c_str() : "n/a", line.target,
+              line.verdict(), line.cases,
+              line.worst_case.empty() ? "" : "; worst: ", line.worst_case.c_str());
+}
+
 void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets) {
   j.begin_array("targets");
   for (const TargetLine* t : targets) {

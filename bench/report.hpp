@@ -186,7 +186,11 @@ struct TargetLine {
   }
   bool has_value() const { return cases > 0; }
   bool pass() const { return has_value() && value >= target; }
+  const char* verdict() const { return !has_value() ? "n/a" : pass() ? "PASS" : "FAIL"; }
 };
+// "  <name> <value>x target >= <target>x  PASS (<cases> cases; worst: <case>)", the name padded
+// to `name_width`.
+void print_target_line(const TargetLine& line, int name_width);
 // "verified", and "verify_error" where `error` says what failed.
 void write_verification(JsonWriter& j, const std::string& error);
 // "targets": [{name, value, target, pass, cases, worst_case}, ...]
