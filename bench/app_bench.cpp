@@ -458,12 +458,9 @@ void write_json(const Options& opt, const Run& run, const std::vector<TargetLine
     j.end_object();
   }
   j.end_array();
-  j.begin_object("summary");
   std::vector<const TargetLine*> pointers;
   for (const auto& line : lines) pointers.push_back(&line);
-  write_targets(j, pointers);
-  j.field("verify_failures", run.failures);
-  j.end_object();
+  write_summary(j, pointers, run.failures);
   finish_json_report(j, opt.json_path, kTool);
 }
 

@@ -488,13 +488,10 @@ void write_json(const Options& opt, int64_t llc, const Run& run, const Targets& 
   }
   j.end_array();
   j.array("skipped", run.skipped);
-  j.begin_object("summary");
   std::vector<const TargetLine*> lines;
   for (const auto& line : t.targets) lines.push_back(&line);
   for (const auto& b : t.bounds) lines.push_back(&b);
-  write_targets(j, lines);
-  j.field("verify_failures", run.failures);
-  j.end_object();
+  write_summary(j, lines, run.failures);
   finish_json_report(j, opt.json_path, kTool);  // a warning is enough: the table is printed
 }
 

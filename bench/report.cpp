@@ -408,6 +408,14 @@ void print_target_line(const TargetLine& line, int name_width) {
               line.worst_case.empty() ? "" : "; worst: ", line.worst_case.c_str());
 }
 
+void write_summary(JsonWriter& j, const std::vector<const TargetLine*>& targets,
+                   int verify_failures) {
+  j.begin_object("summary");
+  write_targets(j, targets);
+  j.field("verify_failures", verify_failures);
+  j.end_object();
+}
+
 void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets) {
   j.begin_array("targets");
   for (const TargetLine* t : targets) {

@@ -195,6 +195,9 @@ void print_target_line(const TargetLine& line, int name_width);
 void write_verification(JsonWriter& j, const std::string& error);
 // "targets": [{name, value, target, pass, cases, worst_case}, ...]
 void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets);
+// "summary": {"targets": [...], "verify_failures": N}
+void write_summary(JsonWriter& j, const std::vector<const TargetLine*>& targets,
+                   int verify_failures);
 
 // What every benchmark's JSON result records about the run, ahead of its own "options" and
 // results. Fields left empty are not written.
