@@ -1,5 +1,7 @@
 #include "codec/spec.hpp"
 
+#include "base/bytes.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <vector>
@@ -45,21 +47,11 @@ bool parse_size(std::string_view s, std::size_t* out) {
   return true;
 }
 
-// "65536", "256K", "256KiB", "1M", "1MiB" (powers of 1024).
+// "65536", "256K", "1MiB"... (base/bytes.hpp), at most kMaxChunkBytes.
 bool parse_bytes(std::string_view s, std::size_t* out) {
-  std::size_t shift = 0;
-  auto strip = [&](std::string_view suffix, std::size_t sh) {
-    if (s.size() > suffix.size() && s.ends_with(suffix)) {
-      s.remove_suffix(suffix.size());
-      shift = sh;
-      return true;
-    }
-    return false;
-  };
-  strip("KiB", 10) || strip("MiB", 20) || strip("K", 10) || strip("M", 20) || strip("k", 10);
-  std::size_t v = 0;
-  if (!parse_size(s, &v) || v > (kMaxChunkBytes >> shift)) return false;
-  *out = v << shift;
+  int64_t v = 0;
+  if (!base::parse_bytes(s, &v) || v > static_cast<int64_t>(kMaxChunkBytes)) return false;
+  *out = static_cast<std::size_t>(v);
   return true;
 }
 

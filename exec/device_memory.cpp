@@ -1,8 +1,12 @@
 #include "exec/device_memory.hpp"
 
+#include "base/bytes.hpp"
 #include "base/env.hpp"
 
 #include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdint>
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +23,7 @@ namespace loom::exec {
 using namespace loom::runtime;  // NOLINT: the layers below
 
 bool device_buffers_possible = false;
+bool device_aware_host = false;
 
 namespace {
 
@@ -31,13 +36,27 @@ Executor* active = nullptr;
 // bytes; the line appears only where device support is on.
 const Counter kStaged = register_counter("device", "", "staged");
 const Counter kStagedBytes = register_counter("device", "", "bytes");
+// Those of them moved by the copy engines alone (no pack kernel): small messages.
+const Counter kByCopies = register_counter("device", "", "copied");
 std::string executor_text() {
-  return std::string("executor=") + device_support_name();
+  return std::string("executor=") + device_support_name() +
+         (device_aware_host ? " host=cuda-aware" : " host=not-cuda-aware");
 }
 bool device_support_on() {
   return std::strcmp(device_support_name(), "off") != 0;
 }
 const bool kDeviceFormat = format_area("device", {60, executor_text, nullptr, device_support_on});
+
+// A device message of fewer packed bytes than this, and of at most kCopyBlocks blocks, moves by
+// copies instead of pack kernels: there a kernel's launch costs more than the copies, most of
+// all when ranks share a GPU, and the copies' cost grows with the blocks (docs/gpu.md, "Small
+// messages": the crossovers measured on an H100). 0: always kernels.
+int64_t copy_below = 0;
+constexpr int64_t kDefaultCopyBelow = 2 << 20;
+constexpr int64_t kCopyBlocks = 32768;
+// A send copies the span its blocks reach to the host and packs it there only when that span is
+// at most this many times the packed bytes.
+constexpr int64_t kSpanPerPacked = 4;
 
 bool is_device(Memory m) {
   return m == Memory::Device || m == Memory::Managed;
@@ -73,6 +92,44 @@ Scratch& scratch() {
   return s;
 }
 
+// Pinned host memory for one thread's span copies, kept and grown.
+class HostScratch {
+ public:
+  ~HostScratch() { release(); }
+  char* get(int64_t bytes) {
+    if (bytes > static_cast<int64_t>(data_.size())) {
+      release();
+      data_.resize(
+          static_cast<size_t>(std::max<int64_t>(bytes, 2 * static_cast<int64_t>(data_.size()))));
+      if (active) active->pin(data_.data(), static_cast<int64_t>(data_.size()));
+      pinned_ = active != nullptr;
+    }
+    return data_.data();
+  }
+
+ private:
+  void release() {
+    if (pinned_ && active) active->unpin(data_.data());
+    pinned_ = false;
+  }
+  std::vector<char> data_;
+  bool pinned_ = false;
+};
+
+HostScratch& host_scratch() {
+  static thread_local HostScratch s;
+  return s;
+}
+
+bool by_copies(const pack::device::Program& program, int64_t count, int64_t bytes) {
+  return bytes < copy_below && count * program.blocks_per_element() <= kCopyBlocks;
+}
+
+// Rows a copy engine can take: cudaMemcpy2D limits pitches to what an int holds.
+bool copyable_rows(const pack::device::Program& program, int64_t count, pack::device::Rows* rows) {
+  return program.as_rows(count, rows) && rows->pitch <= INT32_MAX;
+}
+
 void must(const pack::device::Status& s, const char* what) {
   if (s) return;
   std::fprintf(stderr, "loom: device %s failed: %s\n", what, s.message.c_str());
@@ -85,7 +142,7 @@ bool device_memory_lookup(const void* p) {
   return is_device(active->locate(p));
 }
 
-void start_device_support() {
+void start_device_support(bool host_aware) {
   static constexpr base::EnvVar kDevice{"LOOM_DEVICE", "auto",
                                         "device buffers: auto, cuda, emulated or off"};
   const char* mode = base::read(kDevice);
@@ -110,6 +167,17 @@ void start_device_support() {
   if (chosen && !chosen->available()) chosen = nullptr;
   active = chosen;
   device_buffers_possible = chosen != nullptr;
+  device_aware_host = device_buffers_possible && host_aware;
+
+  static constexpr base::EnvVar kCopyBelow{
+      "LOOM_DEVICE_COPY_BELOW", "2M",
+      "device messages of fewer packed bytes (and at most 32768 blocks) move by copies, not pack "
+      "kernels (0: never)"};
+  copy_below = kDefaultCopyBelow;
+  if (const char* text = base::read(kCopyBelow); text && !base::parse_bytes(text, &copy_below)) {
+    base::warn_bad_value(kCopyBelow, text, "is not a byte count", "using 2M");
+    copy_below = kDefaultCopyBelow;
+  }
 }
 
 void pin_for_device(void* p, size_t bytes) {
@@ -124,6 +192,31 @@ const char* device_support_name() {
   return active ? active->name() : "off";
 }
 
+namespace {
+
+// A small message from device memory into host memory without a kernel: the span its blocks
+// reach copied to the host and packed there by the CPU, when that span is not much larger than
+// the message; else its rows, where it has the form of one 2-D copy. False: neither applies.
+bool copy_to_host(const pack::Plan& plan, const pack::device::Program& program, const void* user,
+                  int64_t count, void* out) {
+  const int64_t bytes = count * plan.size();
+  const pack::device::Span span = program.user_span(count);
+  if (span.bytes() <= kSpanPerPacked * bytes) {
+    char* copy = host_scratch().get(span.bytes());
+    must(active->to_host(copy, static_cast<const char*>(user) + span.lo, span.bytes()), "copy");
+    plan.pack(copy - span.lo, count, out);
+    return true;
+  }
+  pack::device::Rows rows;
+  if (!copyable_rows(program, count, &rows)) return false;
+  must(active->copy_rows(out, rows.width, static_cast<const char*>(user) + rows.user_disp,
+                         rows.pitch, rows.width, rows.height),
+       "copy");
+  return true;
+}
+
+}  // namespace
+
 void pack_between(const pack::Plan& plan, const void* user, int64_t count, void* out) {
   const int64_t bytes = count * plan.size();
   if (bytes <= 0) return;
@@ -136,6 +229,9 @@ void pack_between(const pack::Plan& plan, const void* user, int64_t count, void*
     std::vector<char> packed(static_cast<size_t>(bytes));
     plan.pack(user, count, packed.data());
     must(active->to_device(out, packed.data(), bytes), "copy");
+  } else if (!to_device && by_copies(program, count, bytes) &&
+             copy_to_host(plan, program, user, count, out)) {
+    runtime::count(kByCopies);
   } else if (to_device || active->locate(out) == Memory::HostPinned) {  // straight in
     must(pack::device::pack_sync(*active, plan, user, count, out), "pack");
   } else {
@@ -151,6 +247,7 @@ void unpack_between(const pack::Plan& plan, const void* in, int64_t count, void*
   if (bytes <= 0) return;
   const bool from_device = device_memory(in), to_device = device_memory(user);
   const pack::device::Program& program = plan.device_program();
+  pack::device::Rows rows;
   if (program.dense() && from_device != to_device) {
     char* at = static_cast<char*>(user) + program.dense_disp();
     must(to_device ? active->to_device(at, in, bytes) : active->to_host(at, in, bytes), "copy");
@@ -158,6 +255,12 @@ void unpack_between(const pack::Plan& plan, const void* in, int64_t count, void*
     std::vector<char> packed(static_cast<size_t>(bytes));
     must(active->to_host(packed.data(), in, bytes), "copy");
     plan.unpack(packed.data(), count, user);
+  } else if (!from_device && by_copies(program, count, bytes) &&
+             copyable_rows(program, count, &rows)) {
+    must(active->copy_rows(static_cast<char*>(user) + rows.user_disp, rows.pitch, in, rows.width,
+                           rows.width, rows.height),
+         "copy");
+    runtime::count(kByCopies);
   } else if (from_device || active->locate(in) == Memory::HostPinned) {  // straight from
     must(pack::device::unpack_sync(*active, plan, in, count, user), "unpack");
   } else {

@@ -25,8 +25,12 @@ bool device_memory_lookup(const void* p);
   return device_buffers_possible && p && device_memory_lookup(p);
 }
 
-void start_device_support();        // at MPI_Init, after the host's
+// At MPI_Init, after the host's; `host_aware`: the host MPI reads device memory itself
+// (mpi/quirks.hpp), so contiguous device buffers go to it untouched.
+void start_device_support(bool host_aware);
 const char* device_support_name();  // "cuda", "emulated" or "off"
+// Device support is on and the host MPI reads device memory itself.
+extern bool device_aware_host;
 
 // Host memory the device executor reads and writes directly (staging for device buffers):
 // pinned while device support is on, a no-op otherwise.

@@ -3,6 +3,7 @@
 #include "exec/device_memory.hpp"
 #include "mpi/host.hpp"
 #include "mpi/locality.hpp"
+#include "mpi/quirks.hpp"
 #include "mpi/requests.hpp"
 #include "ops/codec_slot.hpp"
 #include "ops/method.hpp"
@@ -28,7 +29,7 @@ void start_loom() {
   loom::runtime::mpi_thread_multiple.store(provided == MPI_THREAD_MULTIPLE,
                                            std::memory_order_relaxed);
   loom::transport::note_thread_level(provided);
-  loom::exec::start_device_support();
+  loom::exec::start_device_support(loom::mpi::host_reads_device_memory());
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "mpi/quirks.hpp"
 
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <cstring>
 
+#include "base/env.hpp"
 #include "mpi/host_identity.hpp"
 
 namespace loom::mpi {
@@ -38,6 +40,22 @@ const HostTruncation& host_truncation() {
     return h;
   }();
   return probed;
+}
+
+bool host_reads_device_memory() {
+  static constexpr base::EnvVar kCudaAware{
+      "LOOM_CUDA_AWARE", "the host's MPIX_Query_cuda_support",
+      "1: the host MPI reads device memory itself; 0: Loom stages every device buffer"};
+  if (const char* value = base::read(kCudaAware)) {
+    if (!std::strcmp(value, "1")) return true;
+    if (!std::strcmp(value, "0")) return false;
+    base::warn_bad_value(kCudaAware, value, "is not 0 or 1", "asking the host MPI");
+  }
+  // Looked up rather than called: hosts built without their CUDA extension lack the symbol.
+  using Query = int (*)();
+  if (auto query = reinterpret_cast<Query>(dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support")))
+    return query() == 1;
+  return false;
 }
 
 }  // namespace loom::mpi

@@ -22,4 +22,9 @@ struct HostTruncation {
 };
 const HostTruncation& host_truncation();
 
+// Whether the host MPI reads and writes GPU memory itself (is CUDA-aware): LOOM_CUDA_AWARE=1 or
+// 0 says so; otherwise the host's MPIX_Query_cuda_support (Open MPI, MPICH) answers, and a
+// host without it is not. Debian's Open MPI and MPICH say 0. Needs MPI initialised.
+bool host_reads_device_memory();
+
 }  // namespace loom::mpi

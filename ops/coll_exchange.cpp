@@ -45,6 +45,7 @@ bool route_of(MPI_Datatype type, TypeRoute* route) {
 }
 
 bool route_device_side(TypeRoute* route) {
+  if (route->kind == TypeRoute::Kind::Direct && exec::device_aware_host) return true;
   if (route->kind == TypeRoute::Kind::HostPack) return false;
   if (route->size > 0) {
     route->kind = TypeRoute::Kind::Plan;

@@ -72,8 +72,9 @@ struct TypeRoute {
 
 bool route_of(MPI_Datatype type, TypeRoute* route);
 
-// A side in device memory is always staged, so that the host reads and writes host memory
-// only; false where that cannot be (the host's MPI_Pack cannot read device memory).
+// A side in device memory is staged, so that the host reads and writes host memory only, unless
+// it is contiguous and the host reads device memory itself; false where staging cannot be (the
+// host's MPI_Pack cannot read device memory).
 bool route_device_side(TypeRoute* route);
 
 // One side (send or receive) of a collective on this rank, as the user described it:

@@ -60,7 +60,8 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
             model::Traffic traffic, Timing timing = Timing::Untimed) {
   if (elements <= 0 || peer == MPI_PROC_NULL || !buf || comm == MPI_COMM_NULL) return {};
   const TypePlan* plan = find_plan(type);
-  if (plan && device_memory(buf)) {  // the host MPI cannot read device memory: always packed
+  if (plan && device_memory(buf)) {  // a host that cannot read device memory gets packed bytes
+    if (plan->plan.dense() && device_aware_host) return {};
     Route r;
     r.plan = plan;
     r.device = true;

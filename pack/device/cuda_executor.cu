@@ -1,6 +1,9 @@
 // The CUDA executor: one kernel launch per segment of a device Program and one for its block
-// table, on Loom's own non-blocking stream unless the caller names one. Nothing is
-// allocated per call; the table is uploaded once per program.
+// table, on Loom's own stream unless the caller names one. Nothing is allocated per call; the
+// table is uploaded once per program. Loom's stream is not the user's, but it is ordered after
+// the legacy default stream's work: a buffer the application filled with a plain cudaMemcpy
+// from pageable memory (which may return before its DMA lands) is complete before Loom reads or
+// writes it, as a host MPI would see it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -109,13 +112,20 @@ class CudaExecutor final : public Executor {
   }
   Status to_device(void* dst, const void* src, int64_t bytes) override {
     if (!init()) return unavailable();
-    return check(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyHostToDevice),
-                 "cudaMemcpy to device");
+    return copy(dst, src, bytes, cudaMemcpyHostToDevice);
   }
   Status to_host(void* dst, const void* src, int64_t bytes) override {
     if (!init()) return unavailable();
-    return check(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost),
-                 "cudaMemcpy to host");
+    return copy(dst, src, bytes, cudaMemcpyDeviceToHost);
+  }
+  Status copy_rows(void* dst, int64_t dst_pitch, const void* src, int64_t src_pitch, int64_t width,
+                   int64_t height) override {
+    if (!init()) return unavailable();
+    Status s = check(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_pitch), src,
+                                       static_cast<size_t>(src_pitch), static_cast<size_t>(width),
+                                       static_cast<size_t>(height), cudaMemcpyDefault, stream_),
+                     "cudaMemcpy2DAsync");
+    return s ? check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize") : s;
   }
   // Portable and mapped: every device's kernels reach it at the same address (UVA).
   Status pin(void* p, int64_t bytes) override {
@@ -140,7 +150,7 @@ class CudaExecutor final : public Executor {
       }
       cudaGetDevice(&device_);
       cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_);
-      if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess) {
+      if (cudaStreamCreateWithFlags(&stream_, cudaStreamDefault) != cudaSuccess) {
         init_error_ = "cannot create a stream";
         return;
       }
@@ -150,6 +160,14 @@ class CudaExecutor final : public Executor {
   }
 
   Status unavailable() const { return Status::error("CUDA executor: " + init_error_); }
+
+  // On Loom's stream (ordered after the legacy default stream, like every Loom operation),
+  // then waited for.
+  Status copy(void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind) {
+    Status s = check(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), kind, stream_),
+                     "cudaMemcpyAsync");
+    return s ? check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize") : s;
+  }
   cudaStream_t pick(Stream s) const { return s ? static_cast<cudaStream_t>(s) : stream_; }
 
   unsigned grid_for(int64_t threads) const {

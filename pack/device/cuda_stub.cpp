@@ -18,6 +18,9 @@ class CudaStub final : public Executor {
   void release(void*) override {}
   Status to_device(void*, const void*, int64_t) override { return missing(); }
   Status to_host(void*, const void*, int64_t) override { return missing(); }
+  Status copy_rows(void*, int64_t, const void*, int64_t, int64_t, int64_t) override {
+    return missing();
+  }
   Status pin(void*, int64_t) override { return missing(); }
   void unpin(void*) override {}
 

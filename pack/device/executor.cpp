@@ -105,6 +105,14 @@ class EmulatedExecutor final : public Executor {
     std::memcpy(dst, src, static_cast<size_t>(bytes));
     return {};
   }
+  Status copy_rows(void* dst, int64_t dst_pitch, const void* src, int64_t src_pitch, int64_t width,
+                   int64_t height) override {
+    Opened open(*this, {dst, src});
+    for (int64_t r = 0; r < height; ++r)
+      std::memcpy(static_cast<char*>(dst) + r * dst_pitch,
+                  static_cast<const char*>(src) + r * src_pitch, static_cast<size_t>(width));
+    return {};
+  }
   // Pinned host memory stays open to everyone, as on a GPU.
   Status pin(void* p, int64_t bytes) override {
     std::lock_guard<std::mutex> lock(mutex_);

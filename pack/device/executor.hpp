@@ -54,6 +54,11 @@ class Executor {
   virtual void release(void* p) = 0;
   virtual Status to_device(void* dst, const void* host_src, int64_t bytes) = 0;
   virtual Status to_host(void* host_dst, const void* src, int64_t bytes) = 0;
+  // `height` rows of `width` bytes from `src` (rows `src_pitch` apart) to `dst` (rows
+  // `dst_pitch` apart), either side in device or host memory, moved by the copy engines
+  // rather than a kernel (cudaMemcpy2D); blocks until done. Pitches are at least `width`.
+  virtual Status copy_rows(void* dst, int64_t dst_pitch, const void* src, int64_t src_pitch,
+                           int64_t width, int64_t height) = 0;
 
   // Makes host memory directly addressable by this executor's kernels (then locate() says
   // HostPinned), so that a pack writes straight into it ("one-shot") and an unpack reads

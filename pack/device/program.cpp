@@ -102,6 +102,8 @@ Program::Program(const Plan& plan)
   if (size_ == 0) return;
   if (dense_) {
     dense_disp_ = plan.ops()[0].disp;
+    element_span_ = {dense_disp_, dense_disp_ + size_};
+    blocks_per_element_ = 1;
     return;
   }
   add_ops(plan, 0, plan.top_ops(), 0, Outer{});
@@ -132,6 +134,58 @@ Program::Program(const Plan& plan)
     }
     table_.word = widest_word(all);
   }
+
+  bool first = true;
+  auto reach = [&](int64_t lo, int64_t hi) {
+    element_span_.lo = first ? lo : std::min(element_span_.lo, lo);
+    element_span_.hi = first ? hi : std::max(element_span_.hi, hi);
+    first = false;
+  };
+  blocks_per_element_ = static_cast<int64_t>(table_.len.size());
+  for (const Segment& s : segments_) {
+    blocks_per_element_ += s.words() / s.count[0];
+    int64_t lo = s.user_disp, hi = s.user_disp + s.word;
+    for (int d = 0; d < s.ndims; ++d) {
+      const int64_t walk = (s.count[d] - 1) * s.user_stride[d];
+      (walk < 0 ? lo : hi) += walk;
+    }
+    reach(lo, hi);
+  }
+  for (size_t i = 0; i < table_.len.size(); ++i)
+    reach(table_.user_disp[i], table_.user_disp[i] + table_.len[i]);
+}
+
+Span Program::user_span(int64_t count) const {
+  if (count <= 0 || size_ == 0) return {};
+  const int64_t walk = (count - 1) * extent_;
+  return {element_span_.lo + std::min<int64_t>(walk, 0),
+          element_span_.hi + std::max<int64_t>(walk, 0)};
+}
+
+bool Program::as_rows(int64_t count, Rows* rows) const {
+  if (count <= 0 || size_ == 0) return false;
+  if (dense_) {
+    *rows = {count * size_, 1, count * size_, dense_disp_};
+    return true;
+  }
+  if (segments_.size() != 1 || !table_.empty()) return false;
+  thread_local std::vector<SegmentArgs> args;
+  segment_args(nullptr, count, nullptr, &args);
+  const SegmentArgs& a = args[0];
+  if (!a.packed_linear) return false;
+  // Dimension 0 is a contiguous block unless simplify() dropped a one-word block dimension.
+  const bool block_first = a.user_stride[0] == a.word;
+  const int64_t width = block_first ? a.count[0] * a.word : a.word;
+  const int row_dim = block_first ? 1 : 0;
+  if (a.ndims - row_dim > 1) return false;
+  if (a.ndims == row_dim) {
+    *rows = {width, 1, width, a.user_disp};
+    return true;
+  }
+  const int64_t pitch = a.user_stride[row_dim];
+  if (pitch < width) return false;  // rows that overlap or run backwards
+  *rows = {width, a.count[row_dim], pitch, a.user_disp};
+  return true;
 }
 
 void Program::add_ops(const Plan& plan, uint32_t first, uint32_t last, int64_t packed_disp,

@@ -64,6 +64,18 @@ struct SegmentArgs {
   FastDivmod div[kCopyDims];
 };
 
+// The bytes of the user's buffer one call reaches, relative to its `user` pointer: [lo, hi).
+struct Span {
+  int64_t lo = 0, hi = 0;
+  int64_t bytes() const { return hi - lo; }
+};
+
+// A call that is one 2-D copy, as a copy engine takes it (cudaMemcpy2D): `height` rows of
+// `width` bytes, `pitch` bytes apart from user + user_disp, packed back to back.
+struct Rows {
+  int64_t width = 0, height = 0, pitch = 0, user_disp = 0;
+};
+
 // The block table of one call (entries repeat for each of `count` elements).
 struct TableArgs {
   int word = 1;
@@ -88,6 +100,12 @@ class Program {
                     std::vector<SegmentArgs>* out) const;
   TableArgs table_args(const void* user, int64_t count, const void* packed) const;
 
+  Span user_span(int64_t count) const;
+  // Contiguous blocks per element (segments' blocks and table entries).
+  int64_t blocks_per_element() const { return blocks_per_element_; }
+  // Whether `count` elements form one 2-D copy (a vector, a dense run); fills `rows`.
+  bool as_rows(int64_t count, Rows* rows) const;
+
   // An executor's own copy of the table (device memory), made on first use and kept.
   template <typename Make>
   const void* executor_table(Make&& make) const {
@@ -106,6 +124,8 @@ class Program {
   std::vector<Segment> segments_;
   BlockTable table_;
   int64_t size_ = 0, extent_ = 0, dense_disp_ = 0;
+  Span element_span_;  // of one element
+  int64_t blocks_per_element_ = 0;
   bool dense_ = false;
   mutable std::once_flag table_once_;
   mutable std::shared_ptr<const void> executor_table_;

@@ -176,6 +176,71 @@ TEST(DeviceBuffers, SendAndReceiveEveryPlacement) {
   }
 }
 
+// Device-to-device messages of every shape the small-message copies and the kernels tell
+// apart (exec/device_memory.cpp): a vector whose span is close to its packed bytes (sent as a
+// span copy packed by the CPU), a sparse vector (its rows), vectors whose elements join into
+// one 2-D copy (received as rows), a 3-D subarray, an indexed type and a struct (kernels),
+// each at a count of 1 and 3, against what the host delivers between host buffers. Run with
+// LOOM_DEVICE_COPY_BELOW unset, 0 (kernels only) and 1G (copies wherever they apply).
+TEST(DeviceBuffers, EveryShapeByCopiesAndKernels) {
+  std::vector<std::pair<const char*, MPI_Datatype>> types;
+  MPI_Datatype t, inner;
+  MPI_Type_vector(40, 3, 5, MPI_DOUBLE, &t);
+  types.push_back({"dense vector", t});
+  MPI_Type_vector(64, 1, 8, MPI_INT, &t);
+  types.push_back({"sparse vector", t});
+  MPI_Type_vector(16, 2, 4, MPI_FLOAT, &inner);
+  MPI_Type_create_resized(inner, 0, 16 * 4 * sizeof(float), &t);
+  MPI_Type_free(&inner);
+  types.push_back({"joined vector", t});
+  const int sizes[3] = {6, 7, 8}, sub[3] = {3, 4, 5}, starts[3] = {1, 2, 3};
+  MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, MPI_SHORT, &t);
+  types.push_back({"3-D subarray", t});
+  const int lengths[4] = {3, 1, 4, 2}, displs[4] = {0, 7, 11, 20};
+  MPI_Type_indexed(4, lengths, displs, MPI_INT, &t);
+  types.push_back({"indexed", t});
+  const int blocklens[3] = {1, 2, 1};
+  const MPI_Aint at[3] = {0, 8, 24};
+  const MPI_Datatype members[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
+  MPI_Type_create_struct(3, blocklens, at, members, &t);
+  types.push_back({"struct", t});
+  const int peer = 1 - rank;
+  int salt = 100;
+  for (auto& [name, type] : types) {
+    MPI_Type_commit(&type);
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_get_extent(type, &lb, &extent);
+    for (int count : {1, 3}) {
+      const size_t span = static_cast<size_t>(count * extent);
+      const auto sent = pattern(span, ++salt);
+      const auto background = pattern(span, ++salt);
+      std::vector<char> expect = background;
+      if (rank == 0)
+        ASSERT_EQ(MPI_SUCCESS, PMPI_Send(sent.data(), count, type, peer, 3, MPI_COMM_WORLD));
+      else
+        ASSERT_EQ(MPI_SUCCESS, PMPI_Recv(expect.data(), count, type, peer, 3, MPI_COMM_WORLD,
+                                         MPI_STATUS_IGNORE));
+      DeviceBuffer device(span);
+      device.upload(rank == 0 ? sent : background);
+      if (rank == 0) {
+        ASSERT_EQ(MPI_SUCCESS, MPI_Send(device.get(), count, type, peer, 4, MPI_COMM_WORLD));
+      } else {
+        ASSERT_EQ(MPI_SUCCESS,
+                  MPI_Recv(device.get(), count, type, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        EXPECT_EQ(expect, device.download()) << name << ", count " << count;
+      }
+    }
+    MPI_Type_free(&type);
+  }
+  uint64_t by_copies = 0;
+  ASSERT_EQ(1, loom_get_counter("device.copied", &by_copies));
+  const char* below = std::getenv("LOOM_DEVICE_COPY_BELOW");
+  if (below && !std::strcmp(below, "0"))
+    EXPECT_EQ(0u, by_copies) << "LOOM_DEVICE_COPY_BELOW=0 must keep every message on kernels";
+  else
+    EXPECT_GT(by_copies, 0u) << "small messages must move by copies";
+}
+
 // Non-blocking both ways at once, persistent requests, and Sendrecv, all on device memory.
 TEST(DeviceBuffers, NonblockingPersistentAndSendrecv) {
   Vector v;
