@@ -38,6 +38,8 @@ const Counter kStaged = register_counter("device", "", "staged");
 const Counter kStagedBytes = register_counter("device", "", "bytes");
 // Those of them moved by the copy engines alone (no pack kernel): small messages.
 const Counter kByCopies = register_counter("device", "", "copied");
+// Sends among those handed to the host as a host copy of their span (host_copy_applies).
+const Counter kSpans = register_counter("device", "", "spans");
 std::string executor_text() {
   return std::string("executor=") + device_support_name() +
          (device_aware_host ? " host=cuda-aware" : " host=not-cuda-aware");
@@ -197,8 +199,8 @@ namespace {
 // A small message from device memory into host memory without a kernel: the span its blocks
 // reach copied to the host and packed there by the CPU, when that span is not much larger than
 // the message; else its rows, where it has the form of one 2-D copy. False: neither applies.
-bool copy_to_host(const pack::Plan& plan, const pack::device::Program& program, const void* user,
-                  int64_t count, void* out) {
+bool pack_by_copies(const pack::Plan& plan, const pack::device::Program& program, const void* user,
+                    int64_t count, void* out) {
   const int64_t bytes = count * plan.size();
   const pack::device::Span span = program.user_span(count);
   if (span.bytes() <= kSpanPerPacked * bytes) {
@@ -217,6 +219,26 @@ bool copy_to_host(const pack::Plan& plan, const pack::device::Program& program, 
 
 }  // namespace
 
+bool host_copy_applies(const pack::Plan& plan, int64_t count, int64_t* span_lo,
+                       int64_t* span_bytes) {
+  const int64_t bytes = count * plan.size();
+  if (bytes <= 0 || plan.dense()) return false;
+  const pack::device::Program& program = plan.device_program();
+  if (!by_copies(program, count, bytes)) return false;
+  const pack::device::Span span = program.user_span(count);
+  if (span.bytes() > kSpanPerPacked * bytes) return false;
+  *span_lo = span.lo;
+  *span_bytes = span.bytes();
+  return true;
+}
+
+void copy_span_to_host(const void* device, int64_t bytes, void* host) {
+  must(active->to_host(host, device, bytes), "copy");
+  count_call(kStaged, kStagedBytes, static_cast<uint64_t>(bytes));
+  runtime::count(kByCopies);
+  runtime::count(kSpans);
+}
+
 void pack_between(const pack::Plan& plan, const void* user, int64_t count, void* out) {
   const int64_t bytes = count * plan.size();
   if (bytes <= 0) return;
@@ -230,7 +252,7 @@ void pack_between(const pack::Plan& plan, const void* user, int64_t count, void*
     plan.pack(user, count, packed.data());
     must(active->to_device(out, packed.data(), bytes), "copy");
   } else if (!to_device && by_copies(program, count, bytes) &&
-             copy_to_host(plan, program, user, count, out)) {
+             pack_by_copies(plan, program, user, count, out)) {
     runtime::count(kByCopies);
   } else if (to_device || active->locate(out) == Memory::HostPinned) {  // straight in
     must(pack::device::pack_sync(*active, plan, user, count, out), "pack");

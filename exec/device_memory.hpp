@@ -37,6 +37,16 @@ extern bool device_aware_host;
 void pin_for_device(void* p, size_t bytes);
 void unpin_for_device(void* p);
 
+// A device send that may travel as a host copy of the span its blocks reach, in the user's
+// layout, for the host's own engine to send with the user's datatype: it moves by copies
+// (LOOM_DEVICE_COPY_BELOW) and its span is at most 4 times its packed bytes. Sets the span's
+// start relative to the buffer and its length.
+bool host_copy_applies(const pack::Plan& plan, int64_t count, int64_t* span_lo,
+                       int64_t* span_bytes);
+// Copies `bytes` of device memory at `device` to host memory at `host` (pinned staging) for
+// such a send; blocks until done.
+void copy_span_to_host(const void* device, int64_t bytes, void* host);
+
 // Packs `count` elements of `plan` at `user` into `out`, or unpacks the reverse, where either
 // buffer may be device or host memory. Blocks until done.
 void pack_between(const pack::Plan& plan, const void* user, int64_t count, void* out);

@@ -40,6 +40,9 @@ struct Route {
   int trial_slot = -1;
   model::Locality where = model::Locality::SameNode;
   bool device = false;  // the user's buffer is device memory: Loom stages it, whatever its type
+  // > 0: a device send the model leaves to the host's engine travels as a host copy of this
+  // span of the buffer, sent with the user's datatype (exec::host_copy_applies).
+  int64_t span_lo = 0, span_bytes = 0;
   explicit operator bool() const { return plan != nullptr; }
 };
 
@@ -67,6 +70,12 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
     r.device = true;
     r.bytes = static_cast<int64_t>(elements) * plan->plan.size();
     if (r.bytes > INT_MAX) return {};
+    int64_t lo = 0, span = 0;
+    if (send && host_copy_applies(plan->plan, elements, &lo, &span)) {
+      r.where = transport::host_locality(comm, peer);
+      if (choose_method(*plan, r.bytes, r.where, traffic) == model::Method::Host)
+        r.span_lo = lo, r.span_bytes = span;
+    }
     return r;
   }
   if (!plan) {
@@ -138,6 +147,33 @@ StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
   return staging;
 }
 
+// What the host sends for a message on Loom's route: the packed bytes as MPI_PACKED, or a
+// device buffer's host copy sent with the user's datatype (Route::span_bytes).
+struct Outgoing {
+  StagingBuffer staging;
+  const void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_PACKED;
+};
+
+Outgoing stage_send(const Route& r, const void* buf, int elements, MPI_Datatype type) {
+  Outgoing out;
+  if (r.span_bytes > 0) {
+    out.staging = StagingBuffer(static_cast<size_t>(r.span_bytes), true);
+    exec::copy_span_to_host(static_cast<const char*>(buf) + r.span_lo, r.span_bytes,
+                            out.staging.data());
+    out.buf = out.staging.data() - r.span_lo;
+    out.count = elements;
+    out.type = type;
+    count(transport::kSendHost);
+    return out;
+  }
+  out.staging = pack_to_staging(r, buf, elements);
+  out.buf = out.staging.data();
+  out.count = static_cast<int>(r.bytes);
+  return out;
+}
+
 class StagedRecv final : public PendingOp {
  public:
   StagedRecv(std::shared_ptr<const TypePlan> type, void* buf, int count, StagingBuffer staging,
@@ -196,9 +232,9 @@ int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, con
   if (!r) return host_send(buf, count, type, dest, tag, comm);
   const auto packing =
       clock ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  StagingBuffer staging = pack_to_staging(r, buf, count);
+  const Outgoing out = stage_send(r, buf, count, type);
   if (clock) clock->charge_packing_since(packing);
-  return host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
+  return host_send(out.buf, out.count, out.type, dest, tag, comm);
 }
 
 int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int count,
@@ -236,10 +272,10 @@ int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, 
   }
   const Route r = route(buf, count, type, comm, dest, true, kOverlapping, timing);
   if (!r || !request) return host_send(buf, count, type, dest, tag, comm, request);
-  StagingBuffer staging = pack_to_staging(r, buf, count);
-  const int rc =
-      host_send(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm, request);
-  if (rc == MPI_SUCCESS) track_request(*request, std::make_unique<HeldStaging>(std::move(staging)));
+  Outgoing out = stage_send(r, buf, count, type);
+  const int rc = host_send(out.buf, out.count, out.type, dest, tag, comm, request);
+  if (rc == MPI_SUCCESS)
+    track_request(*request, std::make_unique<HeldStaging>(std::move(out.staging)));
   return rc;
 }
 
@@ -254,7 +290,8 @@ int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Da
       return rc;
     self->demote();
   }
-  const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
+  Route r = route(buf, count, type, comm, dest, true, kOverlapping);
+  r.span_bytes = 0;  // every MPI_Start packs into the one staging buffer
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
@@ -418,14 +455,17 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
   if (!send && !recv)
     return host().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, status);
-  StagingBuffer packed_send = send ? pack_to_staging(send, sendbuf, sendcount) : StagingBuffer();
+  Outgoing out;
+  if (send)
+    out = stage_send(send, sendbuf, sendcount, sendtype);
+  else
+    out.buf = sendbuf, out.count = sendcount, out.type = sendtype;
   StagingBuffer packed_recv(recv ? static_cast<size_t>(recv.bytes) : 0, recv.device);
   StatusSlot slot(status);
-  const int rc = host().Sendrecv(
-      send ? packed_send.data() : sendbuf, send ? static_cast<int>(send.bytes) : sendcount,
-      send ? MPI_PACKED : sendtype, dest, sendtag, recv ? packed_recv.data() : recvbuf,
-      recv ? static_cast<int>(recv.bytes) : recvcount, recv ? MPI_PACKED : recvtype, source,
-      recvtag, comm, slot.get());
+  const int rc = host().Sendrecv(out.buf, out.count, out.type, dest, sendtag,
+                                 recv ? packed_recv.data() : recvbuf,
+                                 recv ? static_cast<int>(recv.bytes) : recvcount,
+                                 recv ? MPI_PACKED : recvtype, source, recvtag, comm, slot.get());
   if (recv)
     unpack_received(*recv.plan, packed_recv.data(), received_bytes(*slot.get(), rc), recvbuf,
                     recvcount);
@@ -437,7 +477,8 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
   if (SelfChannel* self = transport::self_for_send(comm, dest, buf)) self->demote();
   if (SelfChannel* self = transport::self_for_receive(comm, source)) self->demote();
   // One buffer and one type serve both directions; packing pays off if it does for the send.
-  const Route r = route(buf, count, type, comm, dest, true, kOverlapping);
+  Route r = route(buf, count, type, comm, dest, true, kOverlapping);
+  r.span_bytes = 0;  // the reply lands in the same staging buffer, packed
   if (!r || source == MPI_PROC_NULL)
     return host().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   StagingBuffer staging = pack_to_staging(r, buf, count);

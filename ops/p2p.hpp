@@ -2,8 +2,10 @@
 // the host. A message whose datatype Loom has a (non-dense) plan for, and for which the method
 // model prefers packing, is packed into a staging buffer and travels as `bytes` MPI_PACKED on the
 // user's communicator with the user's tag: one ordinary message, so matching, wildcards, ordering
-// and the receiver's choice of type are untouched. A message to oneself goes through the self
-// transport (transport/select.hpp). Each function has its MPI namesake's arguments and result.
+// and the receiver's choice of type are untouched. A device buffer is always staged: packed, or,
+// for a small send the model leaves to the host, copied to the host whole and sent with its type. A
+// message to oneself goes through the self transport (transport/select.hpp). Each function has its
+// MPI namesake's arguments and result.
 #pragma once
 
 #include <mpi.h>

@@ -204,6 +204,8 @@ TEST(DeviceBuffers, EveryShapeByCopiesAndKernels) {
   const MPI_Datatype members[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
   MPI_Type_create_struct(3, blocklens, at, members, &t);
   types.push_back({"struct", t});
+  MPI_Type_vector(8, 64, 80, MPI_DOUBLE, &t);
+  types.push_back({"wide vector", t});
   const int peer = 1 - rank;
   int salt = 100;
   for (auto& [name, type] : types) {
@@ -232,13 +234,24 @@ TEST(DeviceBuffers, EveryShapeByCopiesAndKernels) {
     }
     MPI_Type_free(&type);
   }
-  uint64_t by_copies = 0;
+  uint64_t by_copies = 0, spans = 0;
   ASSERT_EQ(1, loom_get_counter("device.copied", &by_copies));
+  ASSERT_EQ(1, loom_get_counter("device.spans", &spans));
   const char* below = std::getenv("LOOM_DEVICE_COPY_BELOW");
-  if (below && !std::strcmp(below, "0"))
+  const char* method = std::getenv("LOOM_METHOD");
+  if (below && !std::strcmp(below, "0")) {
     EXPECT_EQ(0u, by_copies) << "LOOM_DEVICE_COPY_BELOW=0 must keep every message on kernels";
-  else
+    EXPECT_EQ(0u, spans);
+  } else {
     EXPECT_GT(by_copies, 0u) << "small messages must move by copies";
+  }
+  // Sends the model leaves to the host travel as host copies of their span (rank 0 sends).
+  if (method && !std::strcmp(method, "host") && !(below && !std::strcmp(below, "0")) && rank == 0) {
+    EXPECT_GT(spans, 0u) << "LOOM_METHOD=host: small device sends must go to the host as copies";
+  }
+  if (method && !std::strcmp(method, "pack")) {
+    EXPECT_EQ(0u, spans);
+  }
 }
 
 // Non-blocking both ways at once, persistent requests, and Sendrecv, all on device memory.
