@@ -42,6 +42,15 @@ def log_size_axis(ax, sizes, fontsize=7, rotation=0):
     ax.set_xticklabels([size_label(v) for v in sizes], fontsize=fontsize, rotation=rotation)
 
 
+def log_panel(ax, title, xlabel, ylabel, fontsize=None, title_size=None):
+    """Log y axis, labels, title and a light grid: the frame every plotter's panels share."""
+    ax.set_yscale("log")
+    ax.set_title(title, fontsize=title_size or (fontsize + 1 if fontsize else 10))
+    ax.set_xlabel(xlabel, fontsize=fontsize)
+    ax.set_ylabel(ylabel, fontsize=fontsize)
+    ax.grid(True, which="both", alpha=0.3)
+
+
 def save(fig, outdir, name, dpi=110):
     """Lays out, writes outdir/name, closes the figure; returns the path."""
     path = os.path.join(outdir, name)

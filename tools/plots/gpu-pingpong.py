@@ -8,7 +8,7 @@ PNG paths.
 
 import matplotlib.pyplot as plt
 
-from common import group_by, log_size_axis, panel_grid, save
+from common import group_by, log_panel, log_size_axis, panel_grid, save
 
 
 def plot(data: dict, outdir: str) -> list:
@@ -25,11 +25,7 @@ def plot(data: dict, outdir: str) -> list:
                 ax.annotate("MISMATCH", (c["packed_bytes"], c["loom_seconds"] * 1e6), color="red",
                             fontsize=7)
         log_size_axis(ax, x, fontsize=6, rotation=45)
-        ax.set_yscale("log")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("packed bytes per message", fontsize=8)
-        ax.set_ylabel("one-way us", fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
+        log_panel(ax, name, "packed bytes per message", "one-way us", fontsize=8)
     axes[0].legend(fontsize=7)
     fig.suptitle("Device-buffer vector ping-pong, 2 ranks, host MPI not CUDA-aware", fontsize=10)
     paths = [save(fig, outdir, "gpu_pingpong_time.png")]
@@ -43,11 +39,8 @@ def plot(data: dict, outdir: str) -> list:
     ax.axhline(10, color="black", linestyle="--", linewidth=0.8, label="10x (blocks <= 16 B)")
     ax.axhline(1, color="black", linestyle=":", linewidth=0.8, label="never slower")
     log_size_axis(ax, sorted({c["packed_bytes"] for c in data["cases"]}))
-    ax.set_yscale("log")
-    ax.set_xlabel("packed bytes per message")
-    ax.set_ylabel("application / Loom one-way time (> 1: Loom faster)")
-    ax.set_title("Loom vs the application's copy-to-host path", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
+    log_panel(ax, "Loom vs the application's copy-to-host path", "packed bytes per message",
+              "application / Loom one-way time (> 1: Loom faster)")
     ax.legend(fontsize=7, ncol=2)
     paths.append(save(fig, outdir, "gpu_pingpong_ratio.png"))
     return paths

@@ -8,7 +8,7 @@ A result holds either part or both. Returns the PNG paths.
 
 import matplotlib.pyplot as plt
 
-from common import group_by, log_size_axis, save, size_label
+from common import group_by, log_panel, log_size_axis, save, size_label
 
 
 def _device(data):
@@ -27,11 +27,8 @@ def _transfers(data, outdir):
                 color=cmap(i % 20), label=kind)
     sizes = sorted({t["bytes"] for t in data["transfers"]})
     log_size_axis(ax, sizes[:: max(1, len(sizes) // 12)], fontsize=7)
-    ax.set_yscale("log")
-    ax.set_xlabel("bytes per transfer")
-    ax.set_ylabel("GB/s (median, CUDA events)")
-    ax.set_title(f"CUDA transfers on {_device(data)}", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
+    log_panel(ax, f"CUDA transfers on {_device(data)}", "bytes per transfer",
+              "GB/s (median, CUDA events)")
     ax.legend(fontsize=7, ncol=2)
     return save(fig, outdir, "gpu_transfers.png")
 

@@ -9,7 +9,7 @@ from collections import OrderedDict
 
 import matplotlib.pyplot as plt
 
-from common import group_by, log_size_axis, panel_grid, save, size_label
+from common import group_by, log_panel, log_size_axis, panel_grid, save, size_label
 
 FAMILY_TITLES = {
     "1d": "1-D strided (vector, stride 2x block)",
@@ -50,11 +50,7 @@ def _throughput_figure(family, types, direction, mpi_name, outdir):
                 ax.annotate("host", (c["packed_bytes"], _gbps(c, direction, "loom")),
                             color="tab:orange", fontsize=7)
         log_size_axis(ax, x)
-        ax.set_yscale("log")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("packed bytes", fontsize=8)
-        ax.set_ylabel("GB/s", fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
+        log_panel(ax, name, "packed bytes", "GB/s", fontsize=8)
     axes[0].legend(fontsize=7)
     fig.suptitle(f"MPI_{direction.capitalize()} throughput: {FAMILY_TITLES.get(family, family)}"
                  f" (host: {mpi_name})", fontsize=10)

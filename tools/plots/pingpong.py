@@ -7,7 +7,7 @@ with the issue's targets drawn in. Returns the PNG paths.
 
 import matplotlib.pyplot as plt
 
-from common import group_by, log_size_axis, panel_grid, save
+from common import group_by, log_panel, log_size_axis, panel_grid, save
 
 STYLE = {  # path -> (label, color, marker)
     "host": ("host MPI", "tab:red", "o"),
@@ -46,11 +46,8 @@ def _grid_figure(shapes, metric, mpi_name, outdir):
                 ax.annotate("MISMATCH", (c["packed_bytes"], _metric(c, "loom", metric)[0]),
                             color="red", fontsize=7)
         log_size_axis(ax, x, fontsize=6, rotation=45)
-        ax.set_yscale("log")
-        ax.set_title(f"{name} ({cases[0]['family']})", fontsize=9)
-        ax.set_xlabel("packed bytes per message", fontsize=8)
-        ax.set_ylabel("one-way us" if metric == "latency" else "MB/s", fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
+        log_panel(ax, f"{name} ({cases[0]['family']})", "packed bytes per message",
+                  "one-way us" if metric == "latency" else "MB/s", fontsize=8)
     axes[0].legend(fontsize=7)
     what = "one-way latency" if metric == "latency" else "bandwidth"
     fig.suptitle(f"Derived-type ping-pong {what}, 2 ranks (host: {mpi_name})", fontsize=10)
@@ -68,11 +65,8 @@ def _ratio_figure(shapes, mpi_name, outdir):
         ax.axhline(ratio, color="black", linestyle=style, linewidth=0.8, label=label)
     ax.axvline(64 * 1024, color="gray", linewidth=0.6)
     log_size_axis(ax, sorted({c["packed_bytes"] for cases in shapes.values() for c in cases}))
-    ax.set_yscale("log")
-    ax.set_xlabel("packed bytes per message")
-    ax.set_ylabel("host / Loom one-way time (> 1: Loom faster)")
-    ax.set_title(f"Loom vs {mpi_name}: derived-type ping-pong", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
+    log_panel(ax, f"Loom vs {mpi_name}: derived-type ping-pong", "packed bytes per message",
+              "host / Loom one-way time (> 1: Loom faster)")
     ax.legend(fontsize=7, ncol=2)
     return save(fig, outdir, "pingpong_ratio.png")
 
