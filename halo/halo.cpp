@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/bytes.hpp"
 #include "base/env.hpp"
 #include "exec/execute.hpp"
 #include "halo/geometry.hpp"
@@ -67,6 +68,11 @@ struct PeerPlan {
   // Every segment of one message as one Loom plan over absolute addresses (as MPI_BOTTOM),
   // so one exec::pack/unpack call moves all directions and fields of the pair.
   std::unique_ptr<loom::pack::Plan> send_plan, recv_plan;
+  // Or, for a message of at least LOOM_HALO_HOST_TYPES_ABOVE bytes, the same segments as one
+  // MPI datatype over MPI_BOTTOM that the host's engine moves itself: out of cache, packing
+  // into a buffer the host then copies again costs more than the pack saves. The typemap order
+  // is the plan's packed order, so either side may use either.
+  MPI_Datatype send_type = MPI_DATATYPE_NULL, recv_type = MPI_DATATYPE_NULL;
   MPI_Request send_request = MPI_REQUEST_NULL, recv_request = MPI_REQUEST_NULL;
 };
 
@@ -94,6 +100,25 @@ constexpr loom::base::EnvVar kHaloMethods{
     "transports the halo library may use, comma-separated: self (a rank's periodic wrap onto "
     "itself copied directly), shared (same-node neighbours read from node-shared memory), mpi "
     "(one packed message per pair: the fallback, always included). Set it alike on every rank"};
+
+constexpr loom::base::EnvVar kHostTypesAbove{
+    "LOOM_HALO_HOST_TYPES_ABOVE", "1M",
+    "a pair's MPI message of at least this many bytes goes to the host as one derived datatype "
+    "instead of being packed by Loom (0: always; a large value: never)"};
+constexpr int64_t kDefaultHostTypesAbove = int64_t{1} << 20;
+
+int64_t host_types_above() {
+  static const int64_t bytes = [] {
+    int64_t v = kDefaultHostTypesAbove;
+    const char* text = loom::base::read(kHostTypesAbove);
+    if (text && !loom::base::parse_bytes(text, &v)) {
+      loom::base::warn_bad_value(kHostTypesAbove, text, "is not a byte count", "using 1M");
+      v = kDefaultHostTypesAbove;
+    }
+    return v;
+  }();
+  return bytes;
+}
 
 // LOOM_HALO_METHODS as a method mask; 0 when it names something else.
 unsigned methods_from_env() {
@@ -182,6 +207,49 @@ std::unique_ptr<loom::pack::Plan> plan_of(const std::vector<Segment>& segments,
   const types::Layout canonical = types::canonicalize(layout);
   const int64_t size = types::packed_size(canonical);
   return std::make_unique<loom::pack::Plan>(canonical, size, loom::runtime::config().isa);
+}
+
+// The same segments as plan_of, as one MPI datatype over absolute addresses (MPI_BOTTOM),
+// committed; the typemap order is the plan's packed order.
+int host_type_of(const std::vector<Segment>& segments, const std::vector<Field>& fields,
+                 MPI_Datatype* out) {
+  std::vector<MPI_Datatype> boxes;
+  std::vector<MPI_Aint> at;
+  int rc = MPI_SUCCESS;
+  for (const Segment& s : segments) {
+    const Field& f = fields[static_cast<size_t>(s.field)];
+    const char* first =
+        f.base + s.box.lo[0] * f.stride[0] + s.box.lo[1] * f.stride[1] + s.box.lo[2] * f.stride[2];
+    const int64_t e = static_cast<int64_t>(f.element);
+    MPI_Datatype row, plane, box;
+    if (f.stride[0] == e) {
+      rc = PMPI_Type_contiguous(static_cast<int>(s.box.n[0] * e), MPI_BYTE, &row);
+    } else {
+      MPI_Datatype cell;
+      PMPI_Type_contiguous(static_cast<int>(e), MPI_BYTE, &cell);
+      rc = PMPI_Type_create_hvector(static_cast<int>(s.box.n[0]), 1, f.stride[0], cell, &row);
+      PMPI_Type_free(&cell);
+    }
+    if (rc == MPI_SUCCESS)
+      rc = PMPI_Type_create_hvector(static_cast<int>(s.box.n[1]), 1, f.stride[1], row, &plane);
+    if (rc == MPI_SUCCESS)
+      rc = PMPI_Type_create_hvector(static_cast<int>(s.box.n[2]), 1, f.stride[2], plane, &box);
+    PMPI_Type_free(&row);
+    if (rc != MPI_SUCCESS) break;
+    PMPI_Type_free(&plane);
+    boxes.push_back(box);
+    MPI_Aint address = 0;
+    PMPI_Get_address(first, &address);
+    at.push_back(address);
+  }
+  if (rc == MPI_SUCCESS) {
+    const std::vector<int> ones(boxes.size(), 1);
+    rc = PMPI_Type_create_struct(static_cast<int>(boxes.size()), ones.data(), at.data(),
+                                 boxes.data(), out);
+  }
+  if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(out);
+  for (MPI_Datatype& b : boxes) PMPI_Type_free(&b);
+  return rc;
 }
 
 // A box of `element`-byte cells from one strided field into another (or the same one), row by
@@ -394,15 +462,29 @@ int build_plan(loom_halo_domain d) {
     if (p.send_bytes > static_cast<size_t>(INT32_MAX) ||
         p.recv_bytes > static_cast<size_t>(INT32_MAX))
       return fail(LOOM_HALO_ERR_ARG, "a merged halo message exceeds INT_MAX bytes");
-    p.send_buffer.resize(p.send_bytes);
-    p.recv_buffer.resize(p.recv_bytes);
-    if (p.send_bytes > 0) p.send_plan = plan_of(p.send, d->fields);
-    if (p.recv_bytes > 0) p.recv_plan = plan_of(p.recv, d->fields);
+    // Not to oneself (LOOM_HALO_METHODS without self): MPICH moved such a message 3x slower
+    // as a datatype than packed (docs/halo.md).
+    const auto by_host = [&](size_t bytes) {
+      return bytes > 0 && static_cast<int64_t>(bytes) >= host_types_above() && p.peer != d->rank;
+    };
     int rc = MPI_SUCCESS;
-    if (p.recv_bytes > 0)
+    if (by_host(p.send_bytes))
+      rc = host_type_of(p.send, d->fields, &p.send_type);
+    else if (p.send_bytes > 0)
+      p.send_plan = plan_of(p.send, d->fields), p.send_buffer.resize(p.send_bytes);
+    if (rc == MPI_SUCCESS && by_host(p.recv_bytes))
+      rc = host_type_of(p.recv, d->fields, &p.recv_type);
+    else if (p.recv_bytes > 0)
+      p.recv_plan = plan_of(p.recv, d->fields), p.recv_buffer.resize(p.recv_bytes);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "halo datatype");
+    if (p.recv_type != MPI_DATATYPE_NULL)
+      rc = PMPI_Recv_init(MPI_BOTTOM, 1, p.recv_type, p.peer, kTag, d->comm, &p.recv_request);
+    else if (p.recv_bytes > 0)
       rc = PMPI_Recv_init(p.recv_buffer.data(), static_cast<int>(p.recv_bytes), MPI_BYTE, p.peer,
                           kTag, d->comm, &p.recv_request);
-    if (rc == MPI_SUCCESS && p.send_bytes > 0)
+    if (rc == MPI_SUCCESS && p.send_type != MPI_DATATYPE_NULL)
+      rc = PMPI_Send_init(MPI_BOTTOM, 1, p.send_type, p.peer, kTag, d->comm, &p.send_request);
+    else if (rc == MPI_SUCCESS && p.send_bytes > 0)
       rc = PMPI_Send_init(p.send_buffer.data(), static_cast<int>(p.send_bytes), MPI_BYTE, p.peer,
                           kTag, d->comm, &p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "persistent request");
@@ -414,6 +496,8 @@ void release(loom_halo_domain d) {
   for (PeerPlan& p : d->peers) {
     if (p.send_request != MPI_REQUEST_NULL) PMPI_Request_free(&p.send_request);
     if (p.recv_request != MPI_REQUEST_NULL) PMPI_Request_free(&p.recv_request);
+    if (p.send_type != MPI_DATATYPE_NULL) PMPI_Type_free(&p.send_type);
+    if (p.recv_type != MPI_DATATYPE_NULL) PMPI_Type_free(&p.recv_type);
   }
   for (Field& f : d->fields) std::free(f.allocation);
   if (d->window != MPI_WIN_NULL) MPI_Win_free(&d->window);
@@ -767,7 +851,9 @@ int loom_halo_start(loom_halo_domain d) {
   }
   for (PeerPlan& p : d->peers) {
     if (p.send_request == MPI_REQUEST_NULL) continue;
-    loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.data(), loom::exec::MemoryKind::Host);
+    if (p.send_plan)
+      loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.data(),
+                       loom::exec::MemoryKind::Host);
     rc = PMPI_Start(&p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Start (send)");
   }
@@ -798,8 +884,9 @@ int loom_halo_finish(loom_halo_domain d) {
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitany (receives)");
     if (index == MPI_UNDEFINED) break;
     const PeerPlan& p = *owner[static_cast<size_t>(index)];
-    loom::exec::unpack(*p.recv_plan, p.recv_buffer.data(), 1, nullptr,
-                       loom::exec::MemoryKind::Host);
+    if (p.recv_plan)
+      loom::exec::unpack(*p.recv_plan, p.recv_buffer.data(), 1, nullptr,
+                         loom::exec::MemoryKind::Host);
   }
   if (!d->send_requests.empty()) {
     const int rc = PMPI_Waitall(static_cast<int>(d->send_requests.size()), d->send_requests.data(),
