@@ -1,7 +1,8 @@
 /* The plain-MPI twin of jacobi_halo.c: the same 3-D heat equation (7-point stencil, periodic,
  * the same grid, initial values, update and checksum) with the exchange written by hand, as
  * applications do without a library: a periodic Cartesian communicator, one ghost layer, six
- * subarray types each way and MPI_Irecv/MPI_Isend/MPI_Waitall. No Loom headers. Its checksum
+ * subarray types each way and MPI_Irecv/MPI_Isend/MPI_Waitall. No Loom headers (the problem
+ * itself, shared with jacobi_halo.c, is jacobi_problem.h). Its checksum
  * must equal jacobi_halo's on any number of ranks (tests/halo compares them).
  *
  *   mpiexec -n 4 jacobi_mpi [edge] [steps]      (default 40 cells, 30 steps) */
@@ -11,23 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double initial(int64_t x, int64_t y, int64_t z) {
-  return (double)((x * 7 + y * 13 + z * 29) % 101) / 101.0;
-}
-
-static double update(double c, double xm, double xp, double ym, double yp, double zm, double zp) {
-  return c + 0.1 * (xm + xp + ym + yp + zm + zp - 6.0 * c);
-}
-
-static uint64_t cell_hash(double v, int64_t index) {
-  uint64_t bits;
-  memcpy(&bits, &v, sizeof bits);
-  uint64_t h = bits ^ ((uint64_t)index * 0x9E3779B97F4A7C15ull);
-  h ^= h >> 31;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 29;
-  return h;
-}
+#include "jacobi_problem.h"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
