@@ -523,7 +523,6 @@ double Model::pack_seconds(Locality where, const TypeShape& type, double bytes,
 }
 
 Method Model::choose(Locality where, const TypeShape& type, double bytes, Traffic traffic) const {
-  if (too_few_blocks_to_pack(type, bytes)) return Method::Host;
   if (!calibration_)
     return type.mean_block <= kDefaultPackBlockBytes ||
                    (type.mean_block <= kDefaultPackSmallBlockBytes &&

@@ -132,14 +132,6 @@ bool save_file(const Calibration& c, const std::string& path, std::string* why);
 constexpr double kDefaultPackBlockBytes = 16;            // always Pack at or below this block
 constexpr double kDefaultPackSmallBlockBytes = 256;      // ... and at or below this block
 constexpr double kDefaultPackSmallMessageBytes = 65536;  // for messages up to this size
-// A message of fewer blocks than this goes to the host, calibrated or not: a host's engine
-// moves a handful of blocks about as fast as one, while Loom's path costs a fixed 0.05-0.2 us
-// more per message (staging, route, the packed send), which on a 1-us message lost 5-20%
-// (Open MPI, 64 B of 4-32 B blocks: 0.80-0.93x the host; docs/model.md).
-constexpr double kMinPackBlocks = 32;
-inline bool too_few_blocks_to_pack(const TypeShape& type, double bytes) {
-  return type.mean_block > 0 && bytes < kMinPackBlocks * type.mean_block;
-}
 // With a calibration, Pack must be predicted this much faster than the host: the
 // calibration is measured on vectors, other shapes of the same mean block and spread
 // differ a little, and near a tie a wrong Pack costs more than a wrong Host gains.

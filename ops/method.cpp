@@ -250,10 +250,7 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
       return {static_cast<model::Method>(received - 1), -1};
   }
   const model::Method prior = choose_method(type, message_bytes, where, traffic);
-  // A message of a few blocks is not worth a trial: the host's engine is as fast (model.hpp).
-  if (!online || !timed || setting() != Setting::Auto ||
-      model::too_few_blocks_to_pack(type.shape, bucket_bytes(bucket)))
-    return {prior, -1};
+  if (!online || !timed || setting() != Setting::Auto) return {prior, -1};
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   const int key = trial_key(traffic, where, side, bucket);
   auto found = type.trials.find(key);

