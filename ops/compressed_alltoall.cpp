@@ -23,6 +23,7 @@
 #include "mpi/requests.hpp"
 #include "ops/codec_slot.hpp"
 #include "runtime/counters.hpp"
+#include "transport/staging.hpp"
 
 namespace loom::ops {
 using runtime::count;
@@ -153,7 +154,7 @@ class CompressedExchange final : public mpi::PendingOp {
       total += recv_values_[p];
     }
     if (!recv_named_) {
-      rpacked_.resize(total * es_);
+      rpacked_ = transport::StagingBuffer(total * es_);
       recvcounts_.assign(recvcounts, recvcounts + n);
       rdispls_.assign(rdispls, rdispls + n);
       if (nonblocking && PMPI_Type_dup(recvtype, &held_recvtype_) == MPI_SUCCESS)
@@ -185,7 +186,7 @@ class CompressedExchange final : public mpi::PendingOp {
       total += send_values_[p];
     }
     const bool copy = in_place || !named(sendtype);
-    if (copy) spacked_.resize(total * es_);
+    if (copy) spacked_ = transport::StagingBuffer(total * es_);
     offset = 0;
     for (size_t p = 0; p < n; ++p) {
       const char* user = static_cast<const char*>(sendbuf) + sdispls[p] * sextent;
@@ -227,7 +228,7 @@ class CompressedExchange final : public mpi::PendingOp {
       for (size_t first = 0; first < values; first += chunk_)
         rbytes += capacity(std::min(chunk_, values - first));
     }
-    rstage_.resize(rbytes);
+    rstage_ = transport::StagingBuffer(rbytes);
     for (size_t b = 0; b < blocks_.size(); ++b) {
       const Block& block = blocks_[b];
       const size_t m = std::min(chunk_, block.values);
@@ -256,7 +257,7 @@ class CompressedExchange final : public mpi::PendingOp {
       for (size_t first = 0; first < values; first += chunk_)
         sbytes += capacity(std::min(chunk_, values - first));
     }
-    sstage_.resize(sbytes);
+    sstage_ = transport::StagingBuffer(sbytes);
     // Before any chunk, the call's data decides: a probe of its first compressed block
     // predicts the ratio, and where compressed sends would not beat raw ones every block of
     // the call goes raw (random bits pay one small compression per call, not one chunk's).
@@ -421,7 +422,7 @@ class CompressedExchange final : public mpi::PendingOp {
     constexpr size_t kProbeBytes = 16 << 10;
     const size_t quantum = codec_->chunk_quantum();
     const size_t m = std::min(values, std::max<size_t>(kProbeBytes / es_ / quantum, 1) * quantum);
-    probe_.resize(capacity(m));
+    probe_ = transport::StagingBuffer(capacity(m));
     bool raw = true;
     const auto t0 = Clock::now();
     const size_t bytes =
@@ -542,7 +543,9 @@ class CompressedExchange final : public mpi::PendingOp {
   std::vector<size_t> recv_values_, send_values_;
   std::vector<char*> recv_at_;
   std::vector<const char*> send_at_;
-  std::vector<char> rpacked_, spacked_, rstage_, sstage_, probe_;
+  // Pooled (transport/staging.hpp): a fresh 16 MiB buffer per call cost its page faults and
+  // zeroing before the first message went out (docs/compress.md).
+  transport::StagingBuffer rpacked_, spacked_, rstage_, sstage_, probe_;
   std::vector<MPI_Request> recvs_, sends_;
   size_t sends_done_ = 0;  // sends_[0, sends_done_) completed in order by the window
   std::vector<Piece> pieces_;
