@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -224,9 +225,16 @@ std::vector<Row> run_case(const Options& opt, const MpiRun& mpi, std::vector<Var
     if ((variants[v].name == "native" || variants[v].name == "loom") && local[0] != 0)
       rows[v].verify_error = "uncompressed result differs from the host's";
   }
+  // Each round runs the variants in a new order (the same on every rank: a fixed seed), so that
+  // none always follows the same one: on a shaped link a variant that sends less leaves the
+  // token bucket's burst to the next (docs/compress.md).
+  std::vector<size_t> order(nv);
+  for (size_t v = 0; v < nv; ++v) order[v] = v;
+  std::mt19937 rng(26);
   const double start = now_seconds();
   for (int rep = 0; rep < opt.max_reps; ++rep) {
-    for (size_t v = 0; v < nv; ++v) one(v, true);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t v : order) one(v, true);
     int stop = rep + 1 >= std::min(opt.min_reps, opt.max_reps) &&
                now_seconds() - start > opt.seconds_per_case;
     MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
