@@ -1,5 +1,7 @@
 #include "bench/report.hpp"
 
+#include "base/bytes.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -213,34 +215,10 @@ bool finish_json_report(JsonWriter& j, const std::string& path, const char* tool
 }
 
 bool parse_size(const std::string& text, int64_t* out) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || v <= 0) return false;
-  double mult = 1;
-  switch (*end) {
-    case 'k':
-    case 'K':
-      mult = kKiB;
-      ++end;
-      break;
-    case 'm':
-    case 'M':
-      mult = kMiB;
-      ++end;
-      break;
-    case 'g':
-    case 'G':
-      mult = 1024.0 * kMiB;
-      ++end;
-      break;
-    default:
-      break;
-  }
-  if (*end == 'i' || *end == 'I') ++end;
-  if (*end == 'b' || *end == 'B') ++end;
-  if (*end) return false;
-  *out = static_cast<int64_t>(v * mult);
-  return *out > 0;
+  int64_t v = 0;
+  if (!base::parse_bytes(text, &v) || v <= 0) return false;
+  *out = v;
+  return true;
 }
 
 std::vector<std::string> split_commas(const std::string& s) {

@@ -103,7 +103,8 @@ int parse_subcommand_options(int argc, char** argv, const char* tool, SamplingOp
                              void (*usage)(FILE*), std::initializer_list<const char*> valued,
                              const OwnOption& own);
 
-// "64", "4K", "16MiB", "1.5M" -> bytes (K/M/G are binary units). False on malformed input.
+// "64", "4K", "16MiB" -> bytes (base/bytes.hpp: K/M/G are binary units). False on malformed
+// input or zero.
 bool parse_size(const std::string& text, int64_t* out);
 // "a,b,,c" -> {"a", "b", "c"}: the list options of every subcommand.
 std::vector<std::string> split_commas(const std::string& s);

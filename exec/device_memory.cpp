@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,27 +95,29 @@ Scratch& scratch() {
   return s;
 }
 
-// Pinned host memory for one thread's span copies, kept and grown.
+// Pinned host memory for one thread's span copies, kept and grown (its old contents are not
+// kept: each use overwrites what it reads).
 class HostScratch {
  public:
   ~HostScratch() { release(); }
   char* get(int64_t bytes) {
-    if (bytes > static_cast<int64_t>(data_.size())) {
+    if (bytes > size_) {
       release();
-      data_.resize(
-          static_cast<size_t>(std::max<int64_t>(bytes, 2 * static_cast<int64_t>(data_.size()))));
-      if (active) active->pin(data_.data(), static_cast<int64_t>(data_.size()));
+      size_ = std::max<int64_t>(bytes, 2 * size_);
+      data_ = std::make_unique_for_overwrite<char[]>(static_cast<size_t>(size_));
+      if (active) active->pin(data_.get(), size_);
       pinned_ = active != nullptr;
     }
-    return data_.data();
+    return data_.get();
   }
 
  private:
   void release() {
-    if (pinned_ && active) active->unpin(data_.data());
+    if (pinned_ && active) active->unpin(data_.get());
     pinned_ = false;
   }
-  std::vector<char> data_;
+  std::unique_ptr<char[]> data_;
+  int64_t size_ = 0;
   bool pinned_ = false;
 };
 
@@ -125,6 +128,13 @@ HostScratch& host_scratch() {
 
 bool by_copies(const pack::device::Program& program, int64_t count, int64_t bytes) {
   return bytes < copy_below && count * program.blocks_per_element() <= kCopyBlocks;
+}
+
+// The span a message's blocks reach, where it is small enough to copy whole to the host.
+bool span_to_copy(const pack::device::Program& program, int64_t count, int64_t bytes,
+                  pack::device::Span* span) {
+  *span = program.user_span(count);
+  return span->bytes() <= kSpanPerPacked * bytes;
 }
 
 // Rows a copy engine can take: cudaMemcpy2D limits pitches to what an int holds.
@@ -202,8 +212,8 @@ namespace {
 bool pack_by_copies(const pack::Plan& plan, const pack::device::Program& program, const void* user,
                     int64_t count, void* out) {
   const int64_t bytes = count * plan.size();
-  const pack::device::Span span = program.user_span(count);
-  if (span.bytes() <= kSpanPerPacked * bytes) {
+  pack::device::Span span;
+  if (span_to_copy(program, count, bytes, &span)) {
     char* copy = host_scratch().get(span.bytes());
     must(active->to_host(copy, static_cast<const char*>(user) + span.lo, span.bytes()), "copy");
     plan.pack(copy - span.lo, count, out);
@@ -225,8 +235,8 @@ bool host_copy_applies(const pack::Plan& plan, int64_t count, int64_t* span_lo,
   if (bytes <= 0 || plan.dense()) return false;
   const pack::device::Program& program = plan.device_program();
   if (!by_copies(program, count, bytes)) return false;
-  const pack::device::Span span = program.user_span(count);
-  if (span.bytes() > kSpanPerPacked * bytes) return false;
+  pack::device::Span span;
+  if (!span_to_copy(program, count, bytes, &span)) return false;
   *span_lo = span.lo;
   *span_bytes = span.bytes();
   return true;
