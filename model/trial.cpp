@@ -17,11 +17,12 @@ static_assert(timed_slots(MethodTrial::Config::Current) == MethodTrial::kSamples
 
 namespace {
 
-// Whether `challenger` beats `incumbent` by the margin in all but kMaxInversions pairs.
-bool beats(const std::vector<double>& challenger, const std::vector<double>& incumbent) {
+// Whether `challenger` beats `incumbent` by `margin` in all but kMaxInversions pairs.
+bool beats(const std::vector<double>& challenger, const std::vector<double>& incumbent,
+           double margin = MethodTrial::kMargin) {
   int inversions = 0;  // pairs in which the challenger did not win by the margin
   for (double theirs : challenger)
-    for (double ours : incumbent) inversions += theirs >= MethodTrial::kMargin * ours;
+    for (double ours : incumbent) inversions += theirs >= margin * ours;
   return inversions <= MethodTrial::kMaxInversions;
 }
 
@@ -90,7 +91,8 @@ void MethodTrial::record(const Ticket& ticket, double seconds) {
   const auto& mine = samples_[static_cast<int>(Config::Current)];
   const auto& host = samples_[static_cast<int>(Config::Host)];
   const auto& pack = samples_[static_cast<int>(Config::Pack)];
-  const bool host_wins = beats(host, mine), pack_wins = beats(pack, mine);
+  const bool host_wins = beats(host, mine, defended == Method::Pack ? kHostMargin : kMargin),
+             pack_wins = beats(pack, mine);
   Method verdict = defended;
   // Both uniform choices beating the kind as it is: packing must also beat the host by the
   // margin. On a near tie each process would pick by noise, alone, and the two can split
