@@ -2,10 +2,13 @@
 // same-node neighbourhood exchanges through the shared window, the rest left to the host). Each
 // collective comes in a blocking and a non-blocking form that differ only in the request.
 #include "ops/coll.hpp"
+#include "mpi/host.hpp"
+#include "ops/codec_slot.hpp"
 
 // MPI_<Name>(PARAMS, MPI_Comm) and MPI_I<name>(PARAMS, MPI_Comm, MPI_Request*), forwarded to
 // loom::ops::<name> and loom::ops::i<name>.
-// PARAMS and ARGS are parenthesised lists.
+// PARAMS and ARGS are parenthesised lists. LOOM_PASSING_COLLECTIVE first asks PASSES, an
+// inline test of the common case that the host serves as written (ops/coll.hpp).
 #define LOOM_UNPAREN(...) __VA_ARGS__
 #define LOOM_COLLECTIVE(Name, name, PARAMS, ARGS)                                        \
   extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
@@ -14,6 +17,18 @@
   extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
     return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, request);                         \
   }
+#define LOOM_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, PASSES)                        \
+  extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
+    if (PASSES) return loom::mpi::host().Name(LOOM_UNPAREN ARGS, comm);                  \
+    return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                     \
+  }                                                                                      \
+  extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
+    if (PASSES) return loom::mpi::host().I##name(LOOM_UNPAREN ARGS, comm, request);      \
+    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, request);                         \
+  }
+// Both sides plain; all-to-alls also without any codec requested (docs/compress.md).
+#define LOOM_PLAIN_SIDES loom::ops::collective_passes_through(sendbuf, sendtype, recvbuf, recvtype)
+#define LOOM_PLAIN_ALLTOALL (!loom::ops::compression_requested() && LOOM_PLAIN_SIDES)
 
 // The argument lists the collectives share.
 #define LOOM_UNIFORM_PARAMS                                                                \
@@ -39,17 +54,21 @@
 #define LOOM_SCATTERV_ARGS sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype
 
 // clang-format off
-LOOM_COLLECTIVE(Alltoall, alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
-LOOM_COLLECTIVE(Alltoallv, alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS))
+LOOM_PASSING_COLLECTIVE(Alltoall, alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
+                        LOOM_PLAIN_ALLTOALL)
+LOOM_PASSING_COLLECTIVE(Alltoallv, alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS), LOOM_PLAIN_ALLTOALL)
 LOOM_COLLECTIVE(Alltoallw, alltoallw, (LOOM_W_PARAMS(int)), (LOOM_W_ARGS))
-LOOM_COLLECTIVE(Allgather, allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
-LOOM_COLLECTIVE(Allgatherv, allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS))
+LOOM_PASSING_COLLECTIVE(Allgather, allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
+                        LOOM_PLAIN_SIDES)
+LOOM_PASSING_COLLECTIVE(Allgatherv, allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS),
+                        LOOM_PLAIN_SIDES)
 LOOM_COLLECTIVE(Gather, gather, (LOOM_UNIFORM_PARAMS, int root), (LOOM_UNIFORM_ARGS, root))
 LOOM_COLLECTIVE(Gatherv, gatherv, (LOOM_GATHERV_PARAMS, int root), (LOOM_GATHERV_ARGS, root))
 LOOM_COLLECTIVE(Scatter, scatter, (LOOM_UNIFORM_PARAMS, int root), (LOOM_UNIFORM_ARGS, root))
 LOOM_COLLECTIVE(Scatterv, scatterv, (LOOM_SCATTERV_PARAMS, int root), (LOOM_SCATTERV_ARGS, root))
-LOOM_COLLECTIVE(Bcast, bcast, (void* buffer, int count, MPI_Datatype datatype, int root),
-                (buffer, count, datatype, root))
+LOOM_PASSING_COLLECTIVE(Bcast, bcast, (void* buffer, int count, MPI_Datatype datatype, int root),
+                        (buffer, count, datatype, root),
+                        loom::ops::collective_passes_through(buffer, datatype, buffer, datatype))
 LOOM_COLLECTIVE(Neighbor_alltoall, neighbor_alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
 LOOM_COLLECTIVE(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS))
 LOOM_COLLECTIVE(Neighbor_alltoallw, neighbor_alltoallw, (LOOM_W_PARAMS(MPI_Aint)), (LOOM_W_ARGS))

@@ -48,9 +48,6 @@ constexpr base::EnvVar kLinkMbps{
     "LOOM_LINK_MBPS", "1000",
     "the inter-node link rate in Mbit/s the compression threshold compares codec speed with"};
 
-// Whether any codec was ever requested: the pass-through path reads only this.
-std::atomic<bool> any_codec{false};
-
 Slot& slot() {
   static Slot* s = new Slot;  // never destroyed: communicators may be freed at exit
   return *s;
@@ -67,6 +64,8 @@ std::shared_ptr<const codec::Codec> codec_of(const std::string& text, std::strin
 }
 
 }  // namespace
+
+std::atomic<bool> any_codec{false};
 
 void init_codec_slot() {
   Slot& s = slot();

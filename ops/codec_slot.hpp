@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <memory>
 
 #include "codec/codec.hpp"
@@ -34,6 +35,13 @@ inline const runtime::Counter kCompressCodecTime =
     runtime::register_counter("compress", "codec", "time", runtime::Unit::Nanoseconds);
 inline const runtime::Counter kCompressSpecRefused =
     runtime::register_counter("compress", "spec", "refused");
+
+// Whether any codec was ever requested (LOOM_COMPRESS or a loom_compress hint): until one is,
+// an all-to-all may pass through without asking codec_for.
+extern std::atomic<bool> any_codec;
+inline bool compression_requested() {
+  return any_codec.load(std::memory_order_relaxed);
+}
 
 // Reads LOOM_COMPRESS and LOOM_LINK_MBPS; called from MPI_Init (errors are printed there).
 void init_codec_slot();

@@ -91,6 +91,8 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   if (int rc; compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                   nullptr, &rc))
     return rc;
+  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
+    return host().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return run_blocking(
       comm,
       [&](Exchange& ex) {
@@ -111,6 +113,9 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   if (int rc; request && compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                              recvtype, comm, request, &rc))
     return rc;
+  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
+    return host().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            request);
   return run_nonblocking(
       comm, request,
       [&](Exchange& ex) {
@@ -133,6 +138,9 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
   if (int rc; compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, comm, nullptr, &rc))
     return rc;
+  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
+    return host().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm);
   return run_blocking(
       comm,
       [&](Exchange& ex) {
@@ -156,6 +164,9 @@ int ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
   if (int rc; request && compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                               recvcounts, rdispls, recvtype, comm, request, &rc))
     return rc;
+  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
+    return host().Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                             recvtype, comm, request);
   return run_nonblocking(
       comm, request,
       [&](Exchange& ex) {

@@ -387,11 +387,12 @@ bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv);
 
 // ---- Running a description ------------------------------------------------------------
 
-// Blocking: pack, run the host collective on bytes, unpack.
+// Blocking: pack, run the host collective on bytes, unpack. A call with nothing to stage (both
+// sides contiguous) goes to the host as written: the same bytes, without the change of type.
 template <typename Describe, typename OnBytes, typename AsWritten>
 int run_blocking(MPI_Comm comm, Describe describe, OnBytes on_bytes, AsWritten as_written) {
   Exchange ex(comm);
-  if (!describe(ex)) return as_written();
+  if (!describe(ex) || !ex.owns_anything()) return as_written();
   if (int rc = ex.start(); rc != MPI_SUCCESS) return rc;
   return ex.finish(on_bytes(ex));
 }
@@ -402,11 +403,11 @@ template <typename Describe, typename OnBytes, typename AsWritten>
 int run_nonblocking(MPI_Comm comm, MPI_Request* request, Describe describe, OnBytes on_bytes,
                     AsWritten as_written) {
   auto ex = std::make_unique<Exchange>(comm);
-  if (!request || !describe(*ex)) return as_written();
+  if (!request || !describe(*ex) || !ex->owns_anything()) return as_written();
   if (int rc = ex->start(); rc != MPI_SUCCESS) return rc;
   ex->hold_receive_types();
   const int rc = on_bytes(*ex);
-  if (rc == MPI_SUCCESS && ex->owns_anything()) track_request(*request, std::move(ex));
+  if (rc == MPI_SUCCESS) track_request(*request, std::move(ex));
   return rc;
 }
 
