@@ -46,8 +46,9 @@ inline bool compression_requested() {
 // Reads LOOM_COMPRESS and LOOM_LINK_MBPS; called from MPI_Init (errors are printed there).
 void init_codec_slot();
 
-// The codec for all-to-alls on `comm`, or null when none is requested.
-std::shared_ptr<const codec::Codec> codec_for(MPI_Comm comm);
+// The codec for all-to-alls on `comm`, or null when none is requested. The reference is this
+// thread's and valid until its next call: copy it to keep it.
+const std::shared_ptr<const codec::Codec>& codec_for(MPI_Comm comm);
 
 // MPI_Comm_set_info: records the `loom_compress` hint of `info`, if any. Returns
 // MPI_ERR_INFO_VALUE (after calling the communicator's error handler) for a bad value.
