@@ -7,8 +7,7 @@
 
 #include <mpi.h>
 
-#include "exec/device_memory.hpp"
-#include "mpi/type_registry.hpp"
+#include "ops/plain_buffer.hpp"
 
 namespace loom::ops {
 
@@ -21,12 +20,8 @@ namespace loom::ops {
                                                              MPI_Datatype sendtype,
                                                              const void* recvbuf,
                                                              MPI_Datatype recvtype) {
-  auto plain = [](const void* buf, MPI_Datatype type) {
-    if (buf == MPI_IN_PLACE) return true;
-    const mpi::TypePlan* plan = mpi::find_plan(type);
-    return plan && plan->plan.dense() && !exec::device_memory(buf);
-  };
-  return plain(sendbuf, sendtype) && plain(recvbuf, recvtype);
+  return (sendbuf == MPI_IN_PLACE || plain_host_buffer(sendbuf, sendtype)) &&
+         (recvbuf == MPI_IN_PLACE || plain_host_buffer(recvbuf, recvtype));
 }
 
 int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

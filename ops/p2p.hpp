@@ -10,8 +10,7 @@
 
 #include <mpi.h>
 
-#include "exec/device_memory.hpp"
-#include "mpi/type_registry.hpp"
+#include "ops/plain_buffer.hpp"
 #include "transport/self_channel.hpp"
 
 namespace loom::ops {
@@ -19,12 +18,10 @@ namespace loom::ops {
 // The common case, decided inline before anything else: a contiguous or basic datatype
 // (nothing to pack) to or from another process (no self channel to serve it). A wildcard
 // source is not: it must demote the self channel.
-// Device memory never does (one load decides that where no device is possible).
 [[gnu::always_inline]] inline bool passes_through(const void* buf, MPI_Datatype type, MPI_Comm comm,
                                                   int peer) {
-  const mpi::TypePlan* plan = mpi::find_plan(type);
-  return plan && plan->plan.dense() && peer != MPI_ANY_SOURCE &&
-         !transport::self_channel(comm, peer) && !exec::device_memory(buf);
+  return peer != MPI_ANY_SOURCE && plain_host_buffer(buf, type) &&
+         !transport::self_channel(comm, peer);
 }
 
 int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
