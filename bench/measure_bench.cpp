@@ -95,7 +95,8 @@ struct Grid {
 Grid full_grid() {
   return {{static_cast<int64_t>(model::kDenseSpread), static_cast<int64_t>(model::kSparseSpread)},
           {1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096},
-          {1 * kKiB, 4 * kKiB, 16 * kKiB, 64 * kKiB, 256 * kKiB, 1 * kMiB, 4 * kMiB, 16 * kMiB},
+          {64, 256, 1 * kKiB, 4 * kKiB, 16 * kKiB, 64 * kKiB, 256 * kKiB, 1 * kMiB, 4 * kMiB,
+           16 * kMiB},
           {0.15, 5, 1000}};
 }
 
