@@ -92,8 +92,8 @@ if [[ $quick == 1 ]]; then
   app_args=(-n 48 -i 200)
   halo_args=(--quick)
 else
-  # 200 time steps: Loom's online trials take a kind's first 81 exchanges (docs/model.md),
-  # and a short run would time little else.
+  # 200 time steps: Loom's online trials take 88 of a kind's exchanges after a wait of 24-176
+  # (docs/model.md), and a short run would time little else.
   app_args=(-n 96 -i 200)
   halo_args=()
 fi
