@@ -68,7 +68,7 @@ LOOM_COLLECTIVE(Scatter, scatter, (LOOM_UNIFORM_PARAMS, int root), (LOOM_UNIFORM
 LOOM_COLLECTIVE(Scatterv, scatterv, (LOOM_SCATTERV_PARAMS, int root), (LOOM_SCATTERV_ARGS, root))
 LOOM_PASSING_COLLECTIVE(Bcast, bcast, (void* buffer, int count, MPI_Datatype datatype, int root),
                         (buffer, count, datatype, root),
-                        loom::ops::collective_passes_through(buffer, datatype, buffer, datatype))
+                        loom::ops::plain_host_buffer(buffer, datatype))
 LOOM_COLLECTIVE(Neighbor_alltoall, neighbor_alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
 LOOM_COLLECTIVE(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS))
 LOOM_COLLECTIVE(Neighbor_alltoallw, neighbor_alltoallw, (LOOM_W_PARAMS(MPI_Aint)), (LOOM_W_ARGS))
