@@ -82,6 +82,7 @@ void init_locality() {
   map.single_node = true;
   for (int n : map.node_of_world_rank) map.single_node = map.single_node && n == map.my_node;
   map.ready = true;
+  detail::one_node = map.single_node;
 }
 
 namespace {
@@ -107,9 +108,8 @@ int world_rank_of(MPI_Comm comm, int peer) {
 
 }  // namespace
 
-model::Locality locality(MPI_Comm comm, int peer) {
+model::Locality detail::locality_across_nodes(MPI_Comm comm, int peer) {
   const NodeMap& map = nodes();
-  if (!map.ready || map.single_node) return model::Locality::SameNode;
   if (peer < 0) return model::Locality::OtherNode;  // MPI_ANY_SOURCE: the worst case
   const int world_peer = world_rank_of(comm, peer);
   if (world_peer < 0 || static_cast<size_t>(world_peer) >= map.node_of_world_rank.size())

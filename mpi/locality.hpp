@@ -14,8 +14,19 @@ namespace loom::mpi {
 // any target can link) calls it in its own collective setup. Until it runs, every peer is
 // taken to share this node.
 void init_locality();
-// Locality of `peer` (a rank of `comm`; MPI_ANY_SOURCE allowed: the worst case).
-model::Locality locality(MPI_Comm comm, int peer);
+namespace detail {
+// True until init_locality finds a peer on another node (and for good on one node). Written once,
+// in MPI_Init, before any call that asks.
+inline bool one_node = true;
+model::Locality locality_across_nodes(MPI_Comm comm, int peer);
+}  // namespace detail
+
+// Locality of `peer` (a rank of `comm`; MPI_ANY_SOURCE allowed: the worst case). Inline: every
+// message Loom routes asks, and on one node the answer needs no lookup.
+inline model::Locality locality(MPI_Comm comm, int peer) {
+  if (detail::one_node) return model::Locality::SameNode;
+  return detail::locality_across_nodes(comm, peer);
+}
 // At MPI_Comm_free / MPI_Comm_disconnect (the interposer's; a library without it calls this
 // for the communicators it asked about before freeing them).
 void forget_communicator(MPI_Comm comm);

@@ -50,7 +50,7 @@ Setting read_setting() {
   return Setting::Auto;
 }
 
-Setting setting() {
+[[gnu::always_inline]] inline Setting setting() {
   static const Setting s = read_setting();
   return s;
 }

@@ -11,10 +11,9 @@
 #include <vector>
 
 namespace loom::runtime {
+using detail::kMaxCounters;
+using detail::ThreadCounters;
 namespace {
-
-// Room in every thread's block; registering more is a build error caught as libloom loads.
-constexpr int kMaxCounters = 96;
 
 struct Entry {
   std::string area, group, key;
@@ -24,10 +23,6 @@ struct Entry {
 struct Area {
   std::string name;
   AreaFormat format;
-};
-
-struct ThreadCounters {
-  std::atomic<uint64_t> value[kMaxCounters] = {};
 };
 
 // Names, areas and every thread's block; blocks live until exit so that counts of finished
@@ -59,7 +54,9 @@ std::string full_name(const Entry& e) {
   return name;
 }
 
-ThreadCounters* new_thread_counters() {
+}  // namespace
+
+ThreadCounters* detail::new_thread_counters() {
   auto block = std::make_unique<ThreadCounters>();
   ThreadCounters* raw = block.get();
   Registry& r = registry();
@@ -68,16 +65,7 @@ ThreadCounters* new_thread_counters() {
   return raw;
 }
 
-// Constant-initialised and in the static TLS block (libloom is loaded with the program or
-// preloaded, never unloaded): one thread-pointer-relative load, no initialisation guard and no
-// __tls_get_addr call, for counters bumped on every served call (MPI_Type_commit included).
-[[gnu::tls_model("initial-exec")]] thread_local ThreadCounters* this_thread_block = nullptr;
-
-ThreadCounters& this_thread_counters() {
-  if (!this_thread_block) [[unlikely]]
-    this_thread_block = new_thread_counters();
-  return *this_thread_block;
-}
+namespace {
 
 uint64_t sum_locked(Registry& r, int slot) {
   uint64_t sum = 0;
@@ -108,19 +96,6 @@ bool format_area(const char* area, AreaFormat format) {
   std::lock_guard<std::mutex> lock(r.mutex);
   area_named(r, area).format = format;
   return true;
-}
-
-void count(Counter which, uint64_t amount) {
-  auto& slot = this_thread_counters().value[which.slot()];
-  slot.store(slot.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
-}
-
-void count_call(Counter calls, Counter bytes, uint64_t amount) {
-  ThreadCounters& mine = this_thread_counters();
-  auto& c = mine.value[calls.slot()];
-  auto& b = mine.value[bytes.slot()];
-  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  b.store(b.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
 
 uint64_t total(Counter which) {

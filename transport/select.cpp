@@ -34,25 +34,10 @@ bool window_fits_topology(MPI_Comm comm) {
 
 }  // namespace
 
-SelfChannel* self_for_send(MPI_Comm comm, int dest, const void* buf) {
-  SelfChannel* self = self_channel(comm, dest);
-  if (self && exec::device_memory(buf)) {
-    self->demote();
-    return nullptr;
-  }
-  return self;
-}
-
-SelfChannel* self_for_receive(MPI_Comm comm, int source, const void* buf) {
-  if (source == MPI_ANY_SOURCE) {
-    demote_self_channel(comm);
-    return nullptr;
-  }
-  return self_for_send(comm, source, buf);
-}
-
-model::Locality host_locality(MPI_Comm comm, int peer) {
-  return mpi::locality(comm, peer);
+SelfChannel* detail::self_unless_device(SelfChannel* self, const void* buf) {
+  if (!exec::device_memory(buf)) return self;
+  self->demote();
+  return nullptr;
 }
 
 SharedExchange* neighbourhood_window(MPI_Comm comm) {
