@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -30,6 +31,8 @@
 #include "pack/plan.hpp"
 #include "pack/row_loops.hpp"
 #include "place/partition.hpp"
+#include "place/placement.hpp"
+#include "place/topology.hpp"
 #include "runtime/runtime.hpp"
 #include "types/ir.hpp"
 
@@ -139,6 +142,23 @@ unsigned methods_from_env() {
     at = end + 1;
   }
   return methods;
+}
+
+constexpr loom::base::EnvVar kPlacement{
+    "LOOM_HALO_PLACEMENT", "auto",
+    "auto: each node's subdomains go to its ranks so that the most halo bytes move between the "
+    "nearest CPUs (hwloc: same core, shared cache, NUMA domain, package), where that beats the "
+    "rank order; off: subdomains in rank order. Set it alike on every rank"};
+
+bool placement_wanted() {
+  static const bool wanted = [] {
+    const char* text = loom::base::read(kPlacement);
+    if (!text || !std::strcmp(text, "auto")) return true;
+    if (!std::strcmp(text, "off")) return false;
+    loom::base::warn_bad_value(kPlacement, text, "is not auto or off", "using auto");
+    return true;
+  }();
+  return wanted;
 }
 
 constexpr int kTag = 2424;
@@ -303,7 +323,7 @@ bool same_on_all_ranks(MPI_Comm comm, const std::vector<int64_t>& values, int* r
 // node * ranks_per_node + rank_in_node is the partition's numbering. Nodes of unequal size
 // make one node of all ranks (a flat partition).
 int node_layout(MPI_Comm comm, int* nodes, int* ranks_per_node, std::vector<int>* rank_of_slot,
-                int* my_leader) {
+                int* my_leader, bool* real_nodes) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
@@ -323,6 +343,7 @@ int node_layout(MPI_Comm comm, int* nodes, int* ranks_per_node, std::vector<int>
   for (const auto& [node, ranks] : members)
     even = even && ranks.size() == members.begin()->second.size();
   rank_of_slot->clear();
+  *real_nodes = even;
   if (!even) {
     *nodes = 1;
     *ranks_per_node = size;
@@ -603,6 +624,62 @@ void wait_at_least(int64_t* flag, int64_t value, int spin_micros) {
   }
 }
 
+// The node's subdomains onto its ranks (docs/halo.md, Placement): every rank's CPUs gathered
+// over the node, distances from hwloc, place::place against the node's halo bytes, computed by
+// the node's first rank and taken only where it beats the rank order (an unbound job, whose
+// ranks may run anywhere, keeps it). Then every rank of `comm` learns every slot's rank.
+// Collective over d->comm; changes d->slot and d->rank_of_slot.
+int place_on_node(loom_halo_domain_s* d, int per_node) {
+  const int node_index = d->slot / per_node, local = d->slot % per_node;
+  MPI_Comm node = MPI_COMM_NULL;
+  int rc = MPI_Comm_split(d->comm, d->node_leader, d->rank, &node);
+  if (rc != MPI_SUCCESS) return rc;
+  std::string cpus;
+  std::unique_ptr<loom::place::Topology> topology;
+  try {
+    topology = std::make_unique<loom::place::Topology>();
+    cpus = topology->bound_cpus();
+  } catch (const std::exception&) {  // no topology: the node's first rank keeps the rank order
+  }
+  const int length = static_cast<int>(cpus.size());
+  std::vector<int> lengths(static_cast<size_t>(per_node)), starts(lengths.size());
+  rc = MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, node);
+  for (size_t i = 1; i < starts.size(); ++i) starts[i] = starts[i - 1] + lengths[i - 1];
+  std::string all(local == 0 ? static_cast<size_t>(starts.back() + lengths.back()) : 0, '\0');
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Gatherv(cpus.data(), length, MPI_CHAR, all.data(), lengths.data(), starts.data(),
+                     MPI_CHAR, 0, node);
+  std::vector<int> rank_of(static_cast<size_t>(per_node));
+  for (int i = 0; i < per_node; ++i) rank_of[static_cast<size_t>(i)] = i;
+  if (rc == MPI_SUCCESS && local == 0 && topology) {
+    std::vector<std::string> cpus_of;
+    for (size_t i = 0; i < lengths.size(); ++i)
+      cpus_of.push_back(
+          all.substr(static_cast<size_t>(starts[i]), static_cast<size_t>(lengths[i])));
+    const loom::place::SquareMatrix w =
+        loom::place::halo_bytes(d->partition, d->radius, d->periodic, 1, node_index);
+    const loom::place::SquareMatrix distance = topology->distances(cpus_of);
+    const loom::place::Placement best = loom::place::place(w, distance);
+    const double in_order = loom::place::placement_cost(w, distance, rank_of);
+    if (best.cost < in_order * (1 - 1e-9)) rank_of = best.rank_of;
+    if (loom::runtime::config().debug)
+      std::fprintf(stderr, "[loom] halo node of rank %d: placement cost %.0f, rank order %.0f%s\n",
+                   d->rank, std::min(best.cost, in_order), in_order,
+                   best.cost < in_order * (1 - 1e-9) ? "" : " (kept)");
+  }
+  if (rc == MPI_SUCCESS) rc = MPI_Bcast(rank_of.data(), per_node, MPI_INT, 0, node);
+  MPI_Comm_free(&node);
+  if (rc != MPI_SUCCESS) return rc;
+  for (int i = 0; i < per_node; ++i)
+    if (rank_of[static_cast<size_t>(i)] == local) d->slot = node_index * per_node + i;
+  std::vector<int> slot_of_rank(d->rank_of_slot.size());
+  rc = MPI_Allgather(&d->slot, 1, MPI_INT, slot_of_rank.data(), 1, MPI_INT, d->comm);
+  if (rc != MPI_SUCCESS) return rc;
+  for (size_t r = 0; r < slot_of_rank.size(); ++r)
+    d->rank_of_slot[static_cast<size_t>(slot_of_rank[r])] = static_cast<int>(r);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -646,7 +723,8 @@ int loom_halo_create(MPI_Comm comm, const int64_t extent[3], const int radius[6]
   MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(d->comm, &d->rank);
   int nodes = 1, per_node = 1;
-  rc = node_layout(d->comm, &nodes, &per_node, &d->rank_of_slot, &d->node_leader);
+  bool real_nodes = false;
+  rc = node_layout(d->comm, &nodes, &per_node, &d->rank_of_slot, &d->node_leader, &real_nodes);
   if (rc != MPI_SUCCESS) {
     release(d);
     return mpi_fail(rc, "node layout");
@@ -686,6 +764,13 @@ int loom_halo_create(MPI_Comm comm, const int64_t extent[3], const int radius[6]
   if (code != LOOM_HALO_SUCCESS) {
     release(d);
     return fail(code, why);
+  }
+  if (real_nodes && per_node > 1 && placement_wanted()) {
+    rc = place_on_node(d, per_node);
+    if (rc != MPI_SUCCESS) {
+      release(d);
+      return mpi_fail(rc, "placement");
+    }
   }
   const auto& mine = d->partition.subdomain(d->slot);
   for (size_t i = 0; i < 3; ++i) d->size[i] = mine.size[i];

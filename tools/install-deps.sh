@@ -24,6 +24,7 @@ packages=(
   libgtest-dev googletest                                # unit tests
   nlohmann-json3-dev                                     # the method model's calibration files
   libzfp-dev libblosc-dev                                # the codec engine (ZFP, Blosc)
+  libhwloc-dev                                           # the halo library's placement (hwloc)
   python3 python3-pip python3-dev                        # plots; building mpi4py
   iproute2 util-linux                                    # tools/slow-link.sh: ip, tc; flock, unshare, taskset
 )
