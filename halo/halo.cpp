@@ -6,13 +6,10 @@
 // go to the host MPI directly (PMPI_*): a preloaded libloom.so would only add a layer.
 #include "loom/halo.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +24,7 @@
 #include "base/env.hpp"
 #include "exec/execute.hpp"
 #include "halo/geometry.hpp"
+#include "halo/step_flags.hpp"
 #include "mpi/locality.hpp"
 #include "pack/plan.hpp"
 #include "pack/row_loops.hpp"
@@ -607,23 +605,6 @@ int open_window(loom_halo_domain d) {
   return rc == MPI_SUCCESS ? LOOM_HALO_SUCCESS : mpi_fail(rc, "MPI_Barrier (node)");
 }
 
-// Spins for `spin_micros` before yielding: a yield on a loaded machine gives the core away for
-// a whole time slice, far longer than a peer on another core takes to arrive. Ranks
-// oversubscribed on fewer cores spin 0 us (then 64 spins), so the peer they wait for can run.
-void wait_at_least(int64_t* flag, int64_t value, int spin_micros) {
-  std::atomic_ref<int64_t> a(*flag);
-  if (a.load(std::memory_order_acquire) >= value) return;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_micros);
-  bool spinning = true;
-  for (int spins = 0; a.load(std::memory_order_acquire) < value; ++spins) {
-    if (!spinning) {
-      sched_yield();
-    } else if (spins % 64 == 63) {
-      spinning = std::chrono::steady_clock::now() < give_up;
-    }
-  }
-}
-
 // The node's subdomains onto its ranks (docs/halo.md, Placement): every rank's CPUs gathered
 // over the node, distances from hwloc, place::place against the node's halo bytes, computed by
 // the node's first rank and taken only where it beats the rank order (an unbound job, whose
@@ -926,9 +907,7 @@ int loom_halo_start(loom_halo_domain d) {
   if (d->in_flight) return fail(LOOM_HALO_ERR_STATE, "loom_halo_start with an exchange in flight");
   ++d->step;
   // Our interior is final for this step: same-node neighbours may read it.
-  if (d->shared)
-    std::atomic_ref<int64_t>(d->flags[static_cast<size_t>(d->node_rank)][0])
-        .store(d->step, std::memory_order_release);
+  if (d->shared) loom::halo::publish(d->flags[static_cast<size_t>(d->node_rank)], d->step);
   int rc = MPI_SUCCESS;
   if (!d->recv_requests.empty()) {
     rc = PMPI_Startall(static_cast<int>(d->recv_requests.size()), d->recv_requests.data());
@@ -983,16 +962,16 @@ int loom_halo_finish(loom_halo_domain d) {
   if (d->shared) {
     for (const SharedSource& source : d->sources) {
       int64_t* theirs = d->flags[static_cast<size_t>(source.node_rank)];
-      wait_at_least(&theirs[0], d->step, d->spin_micros);
+      loom::halo::wait_published(theirs, d->step, d->spin_micros);
       for (const SharedCopy& c : source.copies) {
         const Field& to = d->fields[static_cast<size_t>(c.field)];
         copy_box(c.from_base, c.from_stride, c.from, to.base, to.stride, c.to, to.element);
       }
-      std::atomic_ref<int64_t>(theirs[1 + d->node_rank]).store(d->step, std::memory_order_release);
+      loom::halo::mark_read(theirs, d->node_rank, d->step);
     }
     // Our interior may change once every reader has copied it.
-    int64_t* ours = d->flags[static_cast<size_t>(d->node_rank)];
-    for (int q : d->readers) wait_at_least(&ours[1 + q], d->step, d->spin_micros);
+    loom::halo::wait_read(d->flags[static_cast<size_t>(d->node_rank)], d->readers, d->step,
+                          d->spin_micros);
   }
   return LOOM_HALO_SUCCESS;
 }

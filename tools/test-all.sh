@@ -110,10 +110,12 @@ build "$root/build/ubsan" "" -DLOOM_MPI=openmpi -DLOOM_SANITIZE=undefined \
 ctest --test-dir "$root/build/ubsan" --output-on-failure -j "$jobs"
 
 # The MPI suites run under ASan above (thread stress included); TSan covers the engines,
-# whose own thread tests are the ones TSan can judge without the host MPI's internals.
+# whose own thread tests are the ones TSan can judge without the host MPI's internals, and the
+# halo library's same-node flag protocol with threads as ranks (TSan cannot see across the
+# processes of the real transport).
 step "ThreadSanitizer (engines and their thread tests)"
 build "$root/build/tsan" \
-  "unit_tests executor_tests place_tests codec_tests runtime_tests test_match_basic test_match_reference test_match_threads" \
+  "unit_tests executor_tests place_tests codec_tests runtime_tests halo_flags_tests test_match_basic test_match_reference test_match_threads" \
   -DLOOM_MPI=openmpi -DLOOM_SANITIZE=thread -DLOOM_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ctest --test-dir "$root/build/tsan" --output-on-failure -L "unit|match"
 
