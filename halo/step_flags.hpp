@@ -3,7 +3,7 @@
 // [1 + q] the step that reader q (a node rank) has copied. A source publishes before anyone reads
 // (release), a reader waits for it (acquire), copies, marks it read (release), and the source
 // waits for every reader (acquire) before its interior may change. No barrier, no MPI: the
-// protocol is tested alone, with threads, under ThreadSanitizer (tests/unit/test_step_flags.cpp).
+// protocol is tested alone, with threads, under ThreadSanitizer (tests/halo/step_flags_test.cpp).
 #pragma once
 
 #include <sched.h>
