@@ -646,16 +646,28 @@ int place_on_node(loom_halo_domain_s* d, int per_node) {
     for (size_t i = 0; i < lengths.size(); ++i)
       cpus_of.push_back(
           all.substr(static_cast<size_t>(starts[i]), static_cast<size_t>(lengths[i])));
-    const loom::place::SquareMatrix w =
-        loom::place::halo_bytes(d->partition, d->radius, d->periodic, 1, node_index);
     const loom::place::SquareMatrix distance = topology->distances(cpus_of);
-    const loom::place::Placement best = loom::place::place(w, distance);
-    const double in_order = loom::place::placement_cost(w, distance, rank_of);
-    if (best.cost < in_order * (1 - 1e-9)) rank_of = best.rank_of;
-    if (loom::runtime::config().debug)
-      std::fprintf(stderr, "[loom] halo node of rank %d: placement cost %.0f, rank order %.0f%s\n",
-                   d->rank, std::min(best.cost, in_order), in_order,
-                   best.cost < in_order * (1 - 1e-9) ? "" : " (kept)");
+    // Ranks bound nowhere, or all equally far apart: every placement costs the same, so the
+    // solver (seconds for a hundred ranks) is not asked.
+    bool uniform = true;
+    for (int a = 0; a < per_node; ++a)
+      for (int b = 0; b < per_node; ++b)
+        uniform = uniform && (a == b || distance(a, b) == distance(0, per_node > 1));
+    if (!uniform) {
+      const loom::place::SquareMatrix w =
+          loom::place::halo_bytes(d->partition, d->radius, d->periodic, 1, node_index);
+      const double in_order = loom::place::placement_cost(w, distance, rank_of);
+      double cost = in_order;
+      try {
+        const loom::place::Placement best = loom::place::place(w, distance);
+        if (best.cost < in_order * (1 - 1e-9)) rank_of = best.rank_of, cost = best.cost;
+      } catch (const std::exception&) {  // a malformed matrix: keep the rank order
+      }
+      if (loom::runtime::config().debug)
+        std::fprintf(stderr,
+                     "[loom] halo node of rank %d: placement cost %.0f, rank order %.0f%s\n",
+                     d->rank, cost, in_order, cost < in_order ? "" : " (kept)");
+    }
   }
   if (rc == MPI_SUCCESS) rc = MPI_Bcast(rank_of.data(), per_node, MPI_INT, 0, node);
   MPI_Comm_free(&node);
