@@ -3,7 +3,8 @@
 // (docs/compress.md). Every variant runs on its own duplicate of MPI_COMM_WORLD, selected
 // through the loom_compress info hint ("none" for Loom uncompressed), so the environment's
 // LOOM_COMPRESS does not matter. Data: a smooth 3-D field (sinusoids with 0.1% noise), a
-// turbulence-like field (random-phase modes with a k^-5/3 energy spectrum) and random bits.
+// turbulence-like field (random-phase modes with a k^-5/3 energy spectrum), the smooth field as
+// a temperature in kelvin (an offset mean, as most physical fields have) and random bits.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -30,7 +31,7 @@ struct Options : SamplingOptions {
   std::vector<std::string> modes{
       "blosc",       "blosc:relative=1e-3", "blosc:relative=1e-4", "zfp:rate=8",
       "zfp:rate=16", "zfp:accuracy=1e-3",   "zfp:reversible",      "blosc:zstd:relative=1e-3"};
-  std::vector<std::string> data{"smooth", "turbulence", "random"};
+  std::vector<std::string> data{"smooth", "turbulence", "temperature", "random"};
   bool double_precision = false;
 };
 
@@ -43,7 +44,7 @@ void print_help(FILE* out) {
       "  --modes LIST       codec specs (docs/codec.md; default blosc,blosc:relative=1e-3,\n"
       "                     blosc:relative=1e-4,zfp:rate=8,zfp:rate=16,zfp:accuracy=1e-3,\n"
       "                     zfp:reversible,blosc:zstd:relative=1e-3; separate with ';' or ',')\n"
-      "  --data LIST        smooth, turbulence, random (default all)\n"
+      "  --data LIST        smooth, turbulence, temperature, random (default all)\n"
       "  --double           double data (default float)\n"
       "  --reps N           at most N samples per variant and case (default 50; at least 3)\n"
       "  --time SECONDS     time bound per case, all variants together (default 1.0)\n"
@@ -92,8 +93,8 @@ int parse_options(int argc, char** argv, Options* opt) {
         if (arg == "--data") {
           opt->data = split_commas(v);
           for (const auto& d : opt->data)
-            if (d != "smooth" && d != "turbulence" && d != "random") {
-              bad_option_value(kTool, "--data (smooth, turbulence, random)");
+            if (d != "smooth" && d != "turbulence" && d != "temperature" && d != "random") {
+              bad_option_value(kTool, "--data (smooth, turbulence, temperature, random)");
               return OptionParse::Bad;
             }
         }
@@ -128,16 +129,20 @@ void fill(std::vector<T>* out, const std::string& kind, int rank) {
     }
     return;
   }
-  if (kind == "smooth") {  // the 128x128xZ field of docs/codec.md, this rank's z-slab
+  if (kind == "smooth" || kind == "temperature") {
+    // The 128x128xZ field of docs/codec.md, this rank's z-slab; as a temperature, 288 K +- 17.5 K
+    // with the same 0.1% noise of its range.
+    const bool kelvin = kind == "temperature";
     const size_t z0 = static_cast<size_t>(rank) * (n / 16384 + 1);
     for (size_t i = 0; i < n; ++i) {
       const double x = static_cast<double>(i % 128), y = static_cast<double>((i / 128) % 128),
                    z = static_cast<double>(i / 16384 + z0);
       const double noise =
           0.0035 * (static_cast<double>(next_random(&state) >> 11) / 9007199254740992.0 * 2 - 1);
-      (*out)[i] = static_cast<T>(std::sin(kTwoPi * x / 61) * std::cos(kTwoPi * y / 47) +
-                                 0.5 * std::sin(kTwoPi * (x + 2 * y + 3 * z) / 173) +
-                                 0.25 * std::cos(kTwoPi * z / 29 + 0.3) + noise);
+      const double f = std::sin(kTwoPi * x / 61) * std::cos(kTwoPi * y / 47) +
+                       0.5 * std::sin(kTwoPi * (x + 2 * y + 3 * z) / 173) +
+                       0.25 * std::cos(kTwoPi * z / 29 + 0.3) + noise;
+      (*out)[i] = static_cast<T>(kelvin ? 288 + 10 * f : f);
     }
     return;
   }
