@@ -523,12 +523,15 @@ double Model::pack_seconds(Locality where, const TypeShape& type, double bytes,
 }
 
 Method Model::choose(Locality where, const TypeShape& type, double bytes, Traffic traffic) const {
-  if (!calibration_)
+  if (!calibration_) {
+    if (bytes < rule_.host_below_message_bytes && type.mean_block >= rule_.host_min_block_bytes)
+      return Method::Host;
     return type.mean_block <= kDefaultPackBlockBytes ||
                    (type.mean_block <= kDefaultPackSmallBlockBytes &&
                     bytes <= kDefaultPackSmallMessageBytes)
                ? Method::Pack
                : Method::Host;
+  }
   return pack_seconds(where, type, bytes, traffic) * kPackAdvantageRequired <
                  host_seconds(where, type, bytes, traffic)
              ? Method::Pack

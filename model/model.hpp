@@ -132,6 +132,16 @@ bool save_file(const Calibration& c, const std::string& path, std::string* why);
 constexpr double kDefaultPackBlockBytes = 16;            // always Pack at or below this block
 constexpr double kDefaultPackSmallBlockBytes = 256;      // ... and at or below this block
 constexpr double kDefaultPackSmallMessageBytes = 65536;  // for messages up to this size
+
+// The part of the built-in rule that depends on the host MPI (mpi/quirks.hpp answers it): a
+// host whose own datatype engine sends a message of a few blocks as fast as Loom's pack path
+// sends it, with its fixed cost per message (docs/model.md, "Without a calibration").
+struct BuiltInRule {
+  // Messages below this many bytes go to the host when their blocks are at least
+  // `host_min_block_bytes` long (0: none).
+  double host_below_message_bytes = 0;
+  double host_min_block_bytes = 8;
+};
 // With a calibration, Pack must be predicted this much faster than the host: the
 // calibration is measured on vectors, other shapes of the same mean block and spread
 // differ a little, and near a tie a wrong Pack costs more than a wrong Host gains.
@@ -139,9 +149,10 @@ constexpr double kPackAdvantageRequired = 1.2;
 
 class Model {
  public:
-  // Without a calibration: the conservative built-in rule above. It does not depend on
-  // locality.
+  // Without a calibration: the conservative built-in rule above, with the host's part. It
+  // does not depend on locality.
   Model() = default;
+  explicit Model(BuiltInRule rule) : rule_(rule) {}
   explicit Model(Calibration c) : calibration_(std::move(c)) {}
   bool calibrated() const { return calibration_.has_value(); }
   const std::optional<Calibration>& calibration() const { return calibration_; }
@@ -159,6 +170,7 @@ class Model {
 
  private:
   std::optional<Calibration> calibration_;
+  BuiltInRule rule_;
 };
 
 }  // namespace loom::model

@@ -18,6 +18,10 @@ bool host_receives_packed_into_mixed_types() {
   return !host_is_mpich();
 }
 
+double host_typed_as_fast_below_bytes() {
+  return host_is_mpich() ? 0 : 256;
+}
+
 const HostTruncation& host_truncation() {
   static const HostTruncation probed = [] {
     HostTruncation h;

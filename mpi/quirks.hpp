@@ -9,6 +9,11 @@ namespace loom::mpi {
 // (Open MPI, its status saying how many) or nothing (MPICH 4.0, whose status count is then
 // undefined for a derived receive). Loom unpacks what the host would have delivered.
 bool host_delivers_truncated_bytes();
+// Below how many bytes the host's own datatype engine sends a message of blocks of 8 B or more
+// as fast as Loom's pack path (0: no such size). Open MPI's does so below 256 B: forced to
+// pack, 64 B of 8-32 B blocks ran at 0.80-0.86x of the host, 256 B at 1.04-1.27x (docs/model.md).
+// MPICH's engine is slower per message: packing gains 1.1-1.4x there at 16-256 B.
+double host_typed_as_fast_below_bytes();
 // Whether the host receives a contiguous message of over ~8 KiB into a datatype with more than
 // one basic type. MPICH 4.0 cannot, so Loom does not send such types packed there.
 bool host_receives_packed_into_mixed_types();

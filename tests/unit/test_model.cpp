@@ -620,6 +620,24 @@ TEST(ModelChoice, BuiltInRuleWithoutCalibration) {
   }
 }
 
+TEST(ModelChoice, BuiltInRuleLeavesSmallMessagesToAFastHost) {
+  BuiltInRule rule;
+  rule.host_below_message_bytes = 256;  // Open MPI's (mpi/quirks.hpp)
+  const Model model(rule);
+  EXPECT_FALSE(model.calibrated());
+  for (Locality where : {Locality::SameNode, Locality::OtherNode}) {
+    EXPECT_EQ(model.choose(where, flat(8), 64), Method::Host);
+    EXPECT_EQ(model.choose(where, flat(16), 128), Method::Host);
+    EXPECT_EQ(model.choose(where, flat(8), 256), Method::Pack);
+    EXPECT_EQ(model.choose(where, flat(64), 256), Method::Pack);
+    EXPECT_EQ(model.choose(where, flat(4), 64), Method::Pack);  // many tiny blocks still pay
+    EXPECT_EQ(model.choose(where, flat(1), 16), Method::Pack);
+    EXPECT_EQ(model.choose(where, flat(257), 1024), Method::Host);
+  }
+  // The default rule has no such range (MPICH's).
+  EXPECT_EQ(Model().choose(Locality::SameNode, flat(8), 64), Method::Pack);
+}
+
 TEST(ModelJson, RoundTripIsExact) {
   Calibration c = synthetic(1.234567890123e-10, 9.87654321e-10);
   c.host_typed[1].by_spread[0].seconds[1][2] = 0.1 + 0.2;  // not representable in short decimal
