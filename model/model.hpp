@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,14 +134,18 @@ constexpr double kDefaultPackBlockBytes = 16;            // always Pack at or be
 constexpr double kDefaultPackSmallBlockBytes = 256;      // ... and at or below this block
 constexpr double kDefaultPackSmallMessageBytes = 65536;  // for messages up to this size
 
-// The part of the built-in rule that depends on the host MPI (mpi/quirks.hpp answers it): a
-// host whose own datatype engine sends a message of a few blocks as fast as Loom's pack path
-// sends it, with its fixed cost per message (docs/model.md, "Without a calibration").
+// The part of the built-in rule that depends on the host MPI (mpi/quirks.hpp answers it), where
+// the host's own datatype engine is as fast as Loom's pack path (docs/model.md, "Without a
+// calibration"). The defaults change nothing.
 struct BuiltInRule {
-  // Messages below this many bytes go to the host when their blocks are at least
-  // `host_min_block_bytes` long (0: none).
+  // Messages below this many bytes go to the host when they have at most `host_max_blocks`
+  // blocks: the host's fixed cost per message is lower than the pack path's.
   double host_below_message_bytes = 0;
-  double host_min_block_bytes = 8;
+  double host_max_blocks = 16;
+  // Messages of at least this many bytes go to the host when their mean block is longer than
+  // `host_above_block_bytes`: the host's per-block cost is already low there.
+  double host_from_message_bytes = std::numeric_limits<double>::infinity();
+  double host_above_block_bytes = kDefaultPackSmallBlockBytes;
 };
 // With a calibration, Pack must be predicted this much faster than the host: the
 // calibration is measured on vectors, other shapes of the same mean block and spread

@@ -18,8 +18,15 @@ bool host_receives_packed_into_mixed_types() {
   return !host_is_mpich();
 }
 
-double host_typed_as_fast_below_bytes() {
-  return host_is_mpich() ? 0 : 256;
+model::BuiltInRule builtin_rule_for_host() {
+  model::BuiltInRule rule;
+  if (host_is_mpich()) {
+    rule.host_from_message_bytes = 16384;
+    rule.host_above_block_bytes = 128;
+  } else {
+    rule.host_below_message_bytes = 256;
+  }
+  return rule;
 }
 
 const HostTruncation& host_truncation() {

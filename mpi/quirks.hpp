@@ -3,17 +3,23 @@
 // probed once. The tests keep theirs in tests/mpi/host_quirks.hpp.
 #pragma once
 
+#include "model/model.hpp"
+
 namespace loom::mpi {
 
 // After MPI_ERR_TRUNCATE, whether the host delivers the bytes that fit into a receive buffer
 // (Open MPI, its status saying how many) or nothing (MPICH 4.0, whose status count is then
 // undefined for a derived receive). Loom unpacks what the host would have delivered.
 bool host_delivers_truncated_bytes();
-// Below how many bytes the host's own datatype engine sends a message of blocks of 8 B or more
-// as fast as Loom's pack path (0: no such size). Open MPI's does so below 256 B: forced to
-// pack, 64 B of 8-32 B blocks ran at 0.80-0.86x of the host, 256 B at 1.04-1.27x (docs/model.md).
-// MPICH's engine is slower per message: packing gains 1.1-1.4x there at 16-256 B.
-double host_typed_as_fast_below_bytes();
+// The host's part of the method model's built-in rule (model::BuiltInRule), from measurements
+// on both hosts (docs/model.md, "Without a calibration"):
+// - Open MPI's engine sends messages below 256 B of at most 16 blocks as fast as Loom's pack
+//   path: forced to pack, 64 B of 4-32 B blocks ran at 0.80-0.91x of the host, 256 B at
+//   1.04-1.27x. MPICH's is slower per message: packing gains 1.1-1.6x there at 16-256 B.
+// - MPICH's engine copies blocks above 128 B of messages from 16 KiB as fast as Loom: packed,
+//   256 B blocks ran at 0.84-0.94x of it at 16-64 KiB, 128 B blocks at 1.04-1.17x. Open MPI
+//   gains 1.4-1.6x there.
+model::BuiltInRule builtin_rule_for_host();
 // Whether the host receives a contiguous message of over ~8 KiB into a datatype with more than
 // one basic type. MPICH 4.0 cannot, so Loom does not send such types packed there.
 bool host_receives_packed_into_mixed_types();

@@ -96,13 +96,6 @@ bool reports_calibration() {
   return rank == 0;
 }
 
-// The built-in rule's part that depends on the host (model/model.hpp, BuiltInRule).
-model::BuiltInRule builtin_rule() {
-  model::BuiltInRule rule;
-  rule.host_below_message_bytes = host_typed_as_fast_below_bytes();
-  return rule;
-}
-
 model::Model load_model() {
   const std::string path = calibration_path();
   const bool say = reports_calibration();
@@ -114,7 +107,7 @@ model::Model load_model() {
                    "to calibrate this machine)\n",
                    path.empty() ? " (no LOOM_CACHE_DIR, XDG_CACHE_HOME or HOME)" : " at ",
                    path.c_str());
-    return model::Model(builtin_rule());
+    return model::Model(builtin_rule_for_host());
   }
   std::string why;
   auto calibration = model::load_file(path, &why);
@@ -122,7 +115,7 @@ model::Model load_model() {
     if (say)
       std::fprintf(stderr, "loom: ignoring calibration %s: %s; using built-in defaults\n",
                    path.c_str(), why.c_str());
-    return model::Model(builtin_rule());
+    return model::Model(builtin_rule_for_host());
   }
   // Measured under other transport settings (e.g. Open MPI with cross-memory attach, run
   // without it), the timings are another machine's: the built-in rule is the safer guess.
@@ -134,7 +127,7 @@ model::Model load_model() {
                    "run has '%s'; using built-in defaults (run `loom-bench measure` with this "
                    "run's settings to recalibrate)\n",
                    path.c_str(), calibration->host_settings->c_str(), settings.c_str());
-    return model::Model(builtin_rule());
+    return model::Model(builtin_rule_for_host());
   }
   const std::string running = host_mpi_version();
   if (calibration->host_mpi != running && say)

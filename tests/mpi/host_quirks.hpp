@@ -15,9 +15,11 @@ constexpr bool kHostIsMpich = false;
 // call is the same exchange sent from a copy of the receive buffer.
 constexpr bool kHostInPlaceAlltoallwFails = kHostIsMpich;
 
-// Below this many bytes, Loom's built-in rule leaves messages of blocks of 8 B or more to the
-// host's own datatype engine (mpi/quirks.hpp, host_typed_as_fast_below_bytes): Open MPI's is
-// as fast as packing there.
+// The host's part of Loom's built-in method rule (mpi/quirks.hpp, builtin_rule_for_host): Open
+// MPI's engine is as fast as packing below 256 B for messages of at most 16 blocks, MPICH's
+// from 16 KiB for blocks above 128 B.
 constexpr long kHostTypedAsFastBelowBytes = kHostIsMpich ? 0 : 256;
+constexpr long kHostTypedAsFastFromBytes = kHostIsMpich ? 16384 : -1;  // -1: never
+constexpr long kHostTypedAsFastAboveBlock = 128;
 
 }  // namespace loom::test

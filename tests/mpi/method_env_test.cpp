@@ -174,8 +174,13 @@ int expected(int block, int64_t bytes, bool same_node) {
     case Expect::ForcedPack:
       return LOOM_METHOD_PACK;
     case Expect::BuiltIn:  // docs/model.md: block <= 16 B, or <= 256 B up to 64 KiB messages,
-                           // except the host's small messages of blocks of 8 B or more
-      if (bytes < loom::test::kHostTypedAsFastBelowBytes && block >= 8) return LOOM_METHOD_HOST;
+                           // except where the host's own engine is as fast (host_quirks.hpp)
+      if (bytes < loom::test::kHostTypedAsFastBelowBytes && bytes <= 16 * block)
+        return LOOM_METHOD_HOST;
+      if (loom::test::kHostTypedAsFastFromBytes >= 0 &&
+          bytes >= loom::test::kHostTypedAsFastFromBytes &&
+          block > loom::test::kHostTypedAsFastAboveBlock)
+        return LOOM_METHOD_HOST;
       return block <= 16 || (block <= 256 && bytes <= 65536) ? LOOM_METHOD_PACK : LOOM_METHOD_HOST;
     case Expect::Calibrated:
       return same_node ? LOOM_METHOD_PACK : LOOM_METHOD_HOST;

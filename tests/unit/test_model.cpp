@@ -628,14 +628,31 @@ TEST(ModelChoice, BuiltInRuleLeavesSmallMessagesToAFastHost) {
   for (Locality where : {Locality::SameNode, Locality::OtherNode}) {
     EXPECT_EQ(model.choose(where, flat(8), 64), Method::Host);
     EXPECT_EQ(model.choose(where, flat(16), 128), Method::Host);
+    EXPECT_EQ(model.choose(where, flat(4), 64), Method::Host);  // 16 blocks
+    EXPECT_EQ(model.choose(where, flat(1), 16), Method::Host);
+    EXPECT_EQ(model.choose(where, flat(2), 64), Method::Pack);  // 32 blocks still pay
+    EXPECT_EQ(model.choose(where, flat(4), 128), Method::Pack);
     EXPECT_EQ(model.choose(where, flat(8), 256), Method::Pack);
     EXPECT_EQ(model.choose(where, flat(64), 256), Method::Pack);
-    EXPECT_EQ(model.choose(where, flat(4), 64), Method::Pack);  // many tiny blocks still pay
-    EXPECT_EQ(model.choose(where, flat(1), 16), Method::Pack);
     EXPECT_EQ(model.choose(where, flat(257), 1024), Method::Host);
   }
   // The default rule has no such range (MPICH's).
   EXPECT_EQ(Model().choose(Locality::SameNode, flat(8), 64), Method::Pack);
+}
+
+TEST(ModelChoice, BuiltInRuleLeavesLongBlocksOfLargerMessagesToAFastHost) {
+  BuiltInRule rule;
+  rule.host_from_message_bytes = 16384;  // MPICH's (mpi/quirks.hpp)
+  rule.host_above_block_bytes = 128;
+  const Model model(rule);
+  for (Locality where : {Locality::SameNode, Locality::OtherNode}) {
+    EXPECT_EQ(model.choose(where, flat(256), 16384), Method::Host);
+    EXPECT_EQ(model.choose(where, flat(129), 65536), Method::Host);
+    EXPECT_EQ(model.choose(where, flat(256), 8192), Method::Pack);
+    EXPECT_EQ(model.choose(where, flat(128), 65536), Method::Pack);
+    EXPECT_EQ(model.choose(where, flat(8), 1e9), Method::Pack);
+  }
+  EXPECT_EQ(Model().choose(Locality::SameNode, flat(256), 65536), Method::Pack);
 }
 
 TEST(ModelJson, RoundTripIsExact) {
