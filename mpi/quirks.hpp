@@ -11,14 +11,9 @@ namespace loom::mpi {
 // (Open MPI, its status saying how many) or nothing (MPICH 4.0, whose status count is then
 // undefined for a derived receive). Loom unpacks what the host would have delivered.
 bool host_delivers_truncated_bytes();
-// The host's part of the method model's built-in rule (model::BuiltInRule), from measurements
-// on both hosts (docs/model.md, "Without a calibration"):
-// - Open MPI's engine sends messages below 256 B of at most 16 blocks as fast as Loom's pack
-//   path: forced to pack, 64 B of 4-32 B blocks ran at 0.80-0.91x of the host, 256 B at
-//   1.04-1.27x. MPICH's is slower per message: packing gains 1.1-1.6x there at 16-256 B.
-// - MPICH's engine copies blocks above 128 B of messages from 16 KiB as fast as Loom: packed,
-//   256 B blocks ran at 0.84-0.94x of it at 16-64 KiB, 128 B blocks at 1.04-1.17x. Open MPI
-//   gains 1.4-1.6x there.
+// The host's part of the method model's built-in rule (model::BuiltInRule), where the host's own
+// engine is as fast as Loom's pack path (measured in docs/model.md, "Without a calibration"):
+// Open MPI's on small messages of few blocks, MPICH's on long blocks of larger messages.
 model::BuiltInRule builtin_rule_for_host();
 // Whether the host receives a contiguous message of over ~8 KiB into a datatype with more than
 // one basic type. MPICH 4.0 cannot, so Loom does not send such types packed there.
