@@ -1,67 +1,78 @@
 #!/usr/bin/env bash
 # The device checks, in one go, on a machine with an NVIDIA GPU, writing everything under $OUT:
-# the CUDA executor's tests (the gpu-labelled suite), a compute-sanitizer pass over part of
-# them, `loom-bench gpu` (as the MPI-free loom-gpu-bench) and, where an Open MPI runtime is
-# at MPI_RUNTIME (tools/pack-openmpi-runtime.sh; the lent GPU machine has no MPI), the
-# device-buffer MPI test on the emulated device and `loom-bench gpu-pingpong` on the GPU.
-#   tools/gpu-check.sh [BUILD_DIR]      (default build/openmpi, configured with LOOM_CUDA=ON)
-# GPU_BENCH_ARGS adds options to loom-gpu-bench; GPU_CHECK_MEMCHECK=0 skips compute-sanitizer,
-# GPU_CHECK_BENCH=0 loom-gpu-bench. GPU_PINGPONG_COPY_BELOW lists LOOM_DEVICE_COPY_BELOW values
-# to run the device-buffer test and gpu-pingpong with ("default": unset; default "default"),
-# GPU_PINGPONG_ARGS adds options to gpu-pingpong. A value may repeat; files carry the run's
-# number.
+# per build, `ctest -L gpu` (the CUDA executor's tests and the device-buffer MPI test on GPU
+# memory), the device-buffer MPI test on the emulated device and `loom-bench gpu-pingpong`;
+# then, with the first build, a compute-sanitizer pass over part of the executor's tests and
+# `loom-bench gpu` (as the MPI-free loom-gpu-bench).
+#   tools/gpu-check.sh [BUILD_DIR...]   (default build/openmpi, configured with LOOM_CUDA=ON)
+# A BUILD_DIR may be a build tree or a bundle of tools/gpu-bundle.sh (for the lent GPU machine,
+# which has no MPI): a BUILD_DIR/mpi-runtime/env.sh is sourced for that build's MPI steps,
+# which are skipped where no mpiexec is found. Files are named after the BUILD_DIR's last part.
+# GPU_CHECK_MEMCHECK=0 skips compute-sanitizer, GPU_CHECK_BENCH=0 loom-gpu-bench
+# (GPU_BENCH_ARGS adds options to it). GPU_PINGPONG_COPY_BELOW lists LOOM_DEVICE_COPY_BELOW
+# values to run gpu-pingpong with ("default": unset; default "default"; a value may repeat,
+# files carry the run's number), GPU_PINGPONG_ARGS adds options to gpu-pingpong.
 set -uo pipefail
-build=${1:-build/openmpi}
+builds=("$@")
+[[ ${#builds[@]} -gt 0 ]] || builds=(build/openmpi)
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv |
   tee "$out/device.txt"
 
-echo "=== CUDA executor tests"
-"$build/tests/device/cuda_executor_tests" 2>&1 | tee "$out/gpu-tests.txt" | tail -4
+mpi_checks() {  # run in a subshell: sources the build's MPI runtime
+  local build=$1 name=$2
+  if [[ -f "$build/mpi-runtime/env.sh" ]]; then
+    # shellcheck disable=SC1091
+    source "$build/mpi-runtime/env.sh"
+  fi
+  # Loom's libraries, and those the bundle carries where the machine lacks them
+  export LD_LIBRARY_PATH="$PWD/$build/interpose:$PWD/$build/halo:${LD_LIBRARY_PATH:-}:$PWD/$build/lib"
+  if [[ -f "$build/CTestTestfile.cmake.in" ]]; then
+    sed "s|@BUNDLE@|$(cd "$build" && pwd)|g" "$build/CTestTestfile.cmake.in" >"$build/CTestTestfile.cmake"
+  fi
+  echo "=== $name: ctest -L gpu"
+  ctest --test-dir "$build" -L gpu --output-on-failure >"$out/$name-ctest-gpu.txt" 2>&1
+  echo "exit $?"
+  grep -E "tests passed|Not Run|Failed|\*\*\*" "$out/$name-ctest-gpu.txt" | tail -12
+  command -v mpiexec >/dev/null || { echo "$name: no mpiexec, MPI steps skipped"; return; }
+  echo "=== $name: device buffers through the interposer on the emulated device"
+  LOOM_DEVICE=emulated timeout 60 mpiexec -n 2 "$build/tests/mpi/loom_mpi_device_buffers" \
+    >"$out/$name-device-buffers-emulated.txt" 2>&1
+  echo "exit $?"
+  tail -2 "$out/$name-device-buffers-emulated.txt"
+  local run=0 below
+  for below in ${GPU_PINGPONG_COPY_BELOW:-default}; do
+    run=$((run + 1))
+    if [[ "$below" == default ]]; then unset LOOM_DEVICE_COPY_BELOW; else export LOOM_DEVICE_COPY_BELOW=$below; fi
+    echo "=== $name: loom-bench gpu-pingpong, run $run, LOOM_DEVICE_COPY_BELOW=$below"
+    # shellcheck disable=SC2086
+    LOOM_STATS=1 timeout "${GPU_PINGPONG_TIMEOUT:-240}" mpiexec -n 2 "$build/loom-bench" \
+      gpu-pingpong ${GPU_PINGPONG_ARGS:-} --json "$out/$name-gpu-pingpong-$run-$below.json" \
+      >"$out/$name-gpu-pingpong-$run-$below.txt" 2>&1
+    echo "exit $?"
+    cat "$out/$name-gpu-pingpong-$run-$below.txt"
+  done
+}
 
+for build in "${builds[@]}"; do
+  (mpi_checks "$build" "$(basename "$build")")
+done
+
+first=${builds[0]}
 if [[ "${GPU_CHECK_MEMCHECK:-1}" == 1 ]] && command -v compute-sanitizer >/dev/null; then
   echo "=== compute-sanitizer memcheck (vectors, unaligned buffers, tables)"
   timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 \
-    "$build/tests/device/cuda_executor_tests" \
+    "$first/tests/device/cuda_executor_tests" \
     --gtest_filter='*Vectors*:*Unaligned*:*Indexed*:*Table*:*Nesting*' >"$out/memcheck.txt" 2>&1
   echo "memcheck exit $?"
   tail -2 "$out/memcheck.txt"
 fi
 
-runtime=${MPI_RUNTIME:-.mpi}
-if [[ -f "$runtime/env.sh" ]]; then
-  # shellcheck disable=SC1091
-  source "$runtime/env.sh"
-  # $build/lib: libraries Loom links beyond the MPI runtime, where the machine lacks them
-  export LD_LIBRARY_PATH="$PWD/$build/interpose:$PWD/$build/halo:$LD_LIBRARY_PATH:$PWD/$build/lib"
-  echo "=== device buffers through the interposer (emulated device, relocated Open MPI)"
-  LOOM_DEVICE=emulated timeout 60 mpiexec -n 2 "$build/tests/mpi/loom_mpi_device_buffers" \
-    >"$out/device-buffers.txt" 2>&1
-  echo "exit $?"
-  tail -2 "$out/device-buffers.txt"
-  run=0
-  for below in ${GPU_PINGPONG_COPY_BELOW:-default}; do
-    run=$((run + 1))
-    if [[ "$below" == default ]]; then unset LOOM_DEVICE_COPY_BELOW; else export LOOM_DEVICE_COPY_BELOW=$below; fi
-    echo "=== device buffers on the GPU, LOOM_DEVICE_COPY_BELOW=$below"
-    LOOM_DEVICE=cuda timeout 60 mpiexec -n 2 "$build/tests/mpi/loom_mpi_device_buffers_cuda" \
-      >"$out/device-buffers-cuda-$run-$below.txt" 2>&1
-    echo "exit $?"
-    tail -2 "$out/device-buffers-cuda-$run-$below.txt"
-    echo "=== loom-bench gpu-pingpong, LOOM_DEVICE_COPY_BELOW=$below"
-    # shellcheck disable=SC2086
-    LOOM_STATS=1 timeout 240 mpiexec -n 2 "$build/loom-bench" gpu-pingpong ${GPU_PINGPONG_ARGS:-} \
-      --json "$out/gpu-pingpong-$run-$below.json" >"$out/gpu-pingpong-$run-$below.txt" 2>&1
-    echo "exit $?"
-    cat "$out/gpu-pingpong-$run-$below.txt"
-  done
-  unset LOOM_DEVICE_COPY_BELOW
-fi
-
 [[ "${GPU_CHECK_BENCH:-1}" == 1 ]] || exit 0
 echo "=== loom-bench gpu"
-timeout "${GPU_BENCH_TIMEOUT:-420}" "$build/loom-gpu-bench" --time 0.15 --json "$out/gpu.json" \
-  ${GPU_BENCH_ARGS:-} >"$out/gpu.txt" 2>&1
+# shellcheck disable=SC2086
+LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:$PWD/$first/lib" timeout "${GPU_BENCH_TIMEOUT:-420}" \
+  "$first/loom-gpu-bench" --time 0.15 --json "$out/gpu.json" ${GPU_BENCH_ARGS:-} >"$out/gpu.txt" 2>&1
 echo "exit $?"
 sed -n '/^Device packs/,$p' "$out/gpu.txt" | tail -8
