@@ -105,8 +105,11 @@ bool describe_side(const UserSide& user, HostSide* side) {
   if (user.shape == Shape::Uniform) {
     TypeRoute route;
     if (user.count < 0 || !route_of(user.type, &route)) return false;
-    if (device && !route_device_side(&route)) return false;
     const int64_t bytes = user.count * route.size;
+    if (device && (!route_device_side(&route) || !fits_int(bytes))) {
+      side->unstageable_device = !device_aware_host;
+      return false;
+    }
     if (!fits_int(bytes)) return false;
     side->count = static_cast<int>(bytes);
     if (route.kind == Kind::Direct) {
@@ -137,7 +140,10 @@ bool describe_side(const UserSide& user, HostSide* side) {
   }
   if (device) {
     for (TypeRoute& route : routes)
-      if (route.type != MPI_DATATYPE_NULL && !route_device_side(&route)) return false;
+      if (route.type != MPI_DATATYPE_NULL && !route_device_side(&route)) {
+        side->unstageable_device = !device_aware_host;
+        return false;
+      }
     direct = false;
   }
   // Element origin of block i relative to `base`, in bytes.
@@ -158,7 +164,10 @@ bool describe_side(const UserSide& user, HostSide* side) {
     // A direct Varying side hands the host its buffer from the type's first byte on; a
     // direct PerType side hands `base`, each block carrying its own type's first byte.
     const int64_t displ = direct ? origin(i) + (per_type ? route.first_byte : 0) : offset;
-    if (!fits_int(bytes) || (!user.aint_displs && !fits_int(displ))) return false;
+    if (!fits_int(bytes) || (!user.aint_displs && !fits_int(displ))) {
+      side->unstageable_device = device && !device_aware_host;
+      return false;
+    }
     side->counts[i] = static_cast<int>(bytes);
     if (user.aint_displs)
       side->aint_displs[i] = static_cast<MPI_Aint>(displ);
@@ -299,6 +308,15 @@ std::vector<uint8_t> absent_sources(MPI_Comm comm, int in) {
   std::vector<uint8_t> absent(static_cast<size_t>(in));
   for (size_t i = 0; i < absent.size(); ++i) absent[i] = sources[i] == MPI_PROC_NULL;
   return absent;
+}
+
+bool refused_on_device(const Exchange& ex) {
+  return ex.send.unstageable_device || ex.recv.unstageable_device;
+}
+
+int refuse_device_call(MPI_Comm comm) {
+  PMPI_Comm_call_errhandler(comm, MPI_ERR_UNSUPPORTED_OPERATION);
+  return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
 bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv) {

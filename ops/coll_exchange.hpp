@@ -11,7 +11,8 @@
 // host's MPI_Pack when Loom has none) and unpacked after the host collective. Each
 // collective's layout is described once (`describe_*`), for its blocking and non-blocking
 // forms. Intercommunicators, LOOM_DISABLE=1 and byte counts or displacements beyond an int
-// go to the host unchanged. See docs/collectives.md.
+// go to the host unchanged, except device memory the host cannot read (refused). See
+// docs/collectives.md.
 #pragma once
 
 #include <algorithm>
@@ -125,6 +126,9 @@ struct HostSide {
   bool staged = false;
   StagingBuffer staging;
   std::vector<Piece> pieces;  // staged only
+  // Device memory Loom cannot stage (a type without Loom's plan, or bytes beyond an int): a host
+  // that cannot read device memory must not be handed it (run_blocking, run_nonblocking).
+  bool unstageable_device = false;
 };
 
 // Block `k` of a side as the host sees it: its bytes, and where they start relative to
@@ -146,7 +150,8 @@ struct Select {
 };
 
 // Describes how `user` reaches the host as bytes. False when it cannot (invalid arguments,
-// or a byte count or displacement beyond an int): the host must run the call as written.
+// or a byte count or displacement beyond an int): the host must run the call as written, unless
+// the side is device memory the host cannot read (HostSide::unstageable_device).
 bool describe_side(const UserSide& user, HostSide* side);
 
 // Calls `fn(piece, first_block, blocks)` for each run of selected blocks of the side.
@@ -387,12 +392,19 @@ bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv);
 
 // ---- Running a description ------------------------------------------------------------
 
+// A call the host cannot run as written: a side in device memory that Loom cannot stage, on a
+// host that does not read device memory. MPI_ERR_UNSUPPORTED_OPERATION through the
+// communicator's error handler, before anything moves, instead of a host that faults.
+bool refused_on_device(const Exchange& ex);
+int refuse_device_call(MPI_Comm comm);
+
 // Blocking: pack, run the host collective on bytes, unpack. A call with nothing to stage (both
 // sides contiguous) goes to the host as written: the same bytes, without the change of type.
 template <typename Describe, typename OnBytes, typename AsWritten>
 int run_blocking(MPI_Comm comm, Describe describe, OnBytes on_bytes, AsWritten as_written) {
   Exchange ex(comm);
-  if (!describe(ex) || !ex.owns_anything()) return as_written();
+  if (!describe(ex)) return refused_on_device(ex) ? refuse_device_call(comm) : as_written();
+  if (!ex.owns_anything()) return as_written();
   if (int rc = ex.start(); rc != MPI_SUCCESS) return rc;
   return ex.finish(on_bytes(ex));
 }
@@ -403,7 +415,9 @@ template <typename Describe, typename OnBytes, typename AsWritten>
 int run_nonblocking(MPI_Comm comm, MPI_Request* request, Describe describe, OnBytes on_bytes,
                     AsWritten as_written) {
   auto ex = std::make_unique<Exchange>(comm);
-  if (!request || !describe(*ex) || !ex->owns_anything()) return as_written();
+  if (!request) return as_written();
+  if (!describe(*ex)) return refused_on_device(*ex) ? refuse_device_call(comm) : as_written();
+  if (!ex->owns_anything()) return as_written();
   if (int rc = ex->start(); rc != MPI_SUCCESS) return rc;
   ex->hold_receive_types();
   const int rc = on_bytes(*ex);

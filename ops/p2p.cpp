@@ -68,8 +68,8 @@ Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int
     Route r;
     r.plan = plan;
     r.device = true;
+    // Beyond an int count too (PackedWire): the host must never see the device pointer.
     r.bytes = static_cast<int64_t>(elements) * plan->plan.size();
-    if (r.bytes > INT_MAX) return {};
     int64_t lo = 0, span = 0;
     if (send && host_copy_applies(plan->plan, elements, &lo, &span)) {
       r.where = transport::host_locality(comm, peer);
@@ -163,6 +163,7 @@ StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
 // device buffer's host copy sent with the user's datatype (Route::span_bytes).
 struct Outgoing {
   StagingBuffer staging;
+  PackedWire wire;
   const void* buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_PACKED;
@@ -181,8 +182,10 @@ Outgoing stage_send(const Route& r, const void* buf, int elements, MPI_Datatype 
     return out;
   }
   out.staging = pack_to_staging(r, buf, elements);
+  out.wire = PackedWire(r.bytes);
   out.buf = out.staging.data();
-  out.count = static_cast<int>(r.bytes);
+  out.count = out.wire.count();
+  out.type = out.wire.type();
   return out;
 }
 
@@ -313,8 +316,8 @@ int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Da
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const int rc =
-      host_init(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm, request);
+  const PackedWire wire(r.bytes);
+  const int rc = host_init(staging.data(), wire.count(), wire.type(), dest, tag, comm, request);
   if (rc == MPI_SUCCESS)
     track_request(*request, std::make_unique<PersistentSend>(std::move(shared), buf, count,
                                                              std::move(staging)));
@@ -337,8 +340,8 @@ class StatusSlot {
 int receive_staged(const Route& r, char* staged, void* buf, int count, int source, int tag,
                    MPI_Comm comm, MPI_Status* status) {
   StatusSlot slot(status);
-  const int rc =
-      host().Recv(staged, static_cast<int>(r.bytes), MPI_PACKED, source, tag, comm, slot.get());
+  const PackedWire wire(r.bytes);
+  const int rc = host().Recv(staged, wire.count(), wire.type(), source, tag, comm, slot.get());
   unpack_received(*r.plan, staged, received_bytes(*slot.get(), rc), buf, count);
   return rc;
 }
@@ -429,8 +432,9 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Irecv(buf, count, type, source, tag, comm, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const int rc = host().Irecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source, tag,
-                              comm, request);
+  const PackedWire wire(r.bytes);
+  const int rc =
+      host().Irecv(staging.data(), wire.count(), wire.type(), source, tag, comm, request);
   if (rc == MPI_SUCCESS)
     track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
                                                          std::move(staging), false));
@@ -447,8 +451,9 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Recv_init(buf, count, type, source, tag, comm, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const int rc = host().Recv_init(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, source,
-                                  tag, comm, request);
+  const PackedWire wire(r.bytes);
+  const int rc =
+      host().Recv_init(staging.data(), wire.count(), wire.type(), source, tag, comm, request);
   if (rc == MPI_SUCCESS)
     track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
                                                          std::move(staging), true));
@@ -489,11 +494,12 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
   else
     out.buf = sendbuf, out.count = sendcount, out.type = sendtype;
   StagingBuffer packed_recv(recv ? static_cast<size_t>(recv.bytes) : 0, recv.device);
+  const PackedWire recv_wire(recv ? recv.bytes : 0);
   StatusSlot slot(status);
-  const int rc = host().Sendrecv(out.buf, out.count, out.type, dest, sendtag,
-                                 recv ? packed_recv.data() : recvbuf,
-                                 recv ? static_cast<int>(recv.bytes) : recvcount,
-                                 recv ? MPI_PACKED : recvtype, source, recvtag, comm, slot.get());
+  const int rc =
+      host().Sendrecv(out.buf, out.count, out.type, dest, sendtag,
+                      recv ? packed_recv.data() : recvbuf, recv ? recv_wire.count() : recvcount,
+                      recv ? recv_wire.type() : recvtype, source, recvtag, comm, slot.get());
   if (recv)
     unpack_received(*recv.plan, packed_recv.data(), received_bytes(*slot.get(), rc), recvbuf,
                     recvcount);
@@ -510,9 +516,10 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
   if (!r || source == MPI_PROC_NULL)
     return host().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   StagingBuffer staging = pack_to_staging(r, buf, count);
+  const PackedWire wire(r.bytes);
   StatusSlot slot(status);
-  const int rc = host().Sendrecv_replace(staging.data(), static_cast<int>(r.bytes), MPI_PACKED,
-                                         dest, sendtag, source, recvtag, comm, slot.get());
+  const int rc = host().Sendrecv_replace(staging.data(), wire.count(), wire.type(), dest, sendtag,
+                                         source, recvtag, comm, slot.get());
   unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
   return rc;
 }
@@ -525,9 +532,9 @@ int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Sta
                       : Route{};
   if (!r) return host().Mrecv(buf, count, type, message, status);
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
+  const PackedWire wire(r.bytes);
   StatusSlot slot(status);
-  const int rc =
-      host().Mrecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, message, slot.get());
+  const int rc = host().Mrecv(staging.data(), wire.count(), wire.type(), message, slot.get());
   unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
   return rc;
 }
@@ -539,8 +546,8 @@ int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Re
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Imrecv(buf, count, type, message, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const int rc =
-      host().Imrecv(staging.data(), static_cast<int>(r.bytes), MPI_PACKED, message, request);
+  const PackedWire wire(r.bytes);
+  const int rc = host().Imrecv(staging.data(), wire.count(), wire.type(), message, request);
   if (rc == MPI_SUCCESS)
     track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
                                                          std::move(staging), false));

@@ -9,7 +9,7 @@
 # which has no MPI): a BUILD_DIR/mpi-runtime/env.sh is sourced for that build's MPI steps,
 # which are skipped where no mpiexec is found. Files are named after the BUILD_DIR's last part.
 # GPU_CHECK_MEMCHECK=0 skips compute-sanitizer, GPU_CHECK_BENCH=0 loom-gpu-bench
-# (GPU_BENCH_ARGS adds options to it). GPU_PINGPONG_COPY_BELOW lists LOOM_DEVICE_COPY_BELOW
+# (GPU_BENCH_ARGS adds options to it), GPU_CHECK_PINGPONG=0 gpu-pingpong. GPU_PINGPONG_COPY_BELOW lists LOOM_DEVICE_COPY_BELOW
 # values to run gpu-pingpong with ("default": unset; default "default"; a value may repeat,
 # files carry the run's number), GPU_PINGPONG_ARGS adds options to gpu-pingpong.
 set -uo pipefail
@@ -41,6 +41,7 @@ mpi_checks() {  # run in a subshell: sources the build's MPI runtime
     >"$out/$name-device-buffers-emulated.txt" 2>&1
   echo "exit $?"
   tail -2 "$out/$name-device-buffers-emulated.txt"
+  [[ "${GPU_CHECK_PINGPONG:-1}" == 1 ]] || return 0
   local run=0 below
   for below in ${GPU_PINGPONG_COPY_BELOW:-default}; do
     run=$((run + 1))

@@ -192,6 +192,46 @@ void release_staging_pool() {
   device_pool().clear();
 }
 
+void PackedWire::build(int64_t bytes) {
+  // Chunks of 1 GiB, then the rest: a struct of both, so any size up to 2^61 fits.
+  constexpr int kChunk = 1 << 30;
+  const int64_t chunks = bytes / kChunk;
+  const int rest = static_cast<int>(bytes % kChunk);
+  MPI_Datatype chunk = MPI_DATATYPE_NULL, body = MPI_DATATYPE_NULL;
+  PMPI_Type_contiguous(kChunk, MPI_PACKED, &chunk);
+  PMPI_Type_contiguous(static_cast<int>(chunks), chunk, &body);
+  const int lengths[2] = {1, rest};
+  const MPI_Aint displacements[2] = {0, static_cast<MPI_Aint>(chunks) * kChunk};
+  const MPI_Datatype types[2] = {body, MPI_PACKED};
+  PMPI_Type_create_struct(rest > 0 ? 2 : 1, lengths, displacements, types, &type_);
+  PMPI_Type_commit(&type_);
+  PMPI_Type_free(&body);
+  PMPI_Type_free(&chunk);
+  count_ = 1;
+  owned_ = true;
+}
+
+PackedWire::PackedWire(PackedWire&& other) noexcept
+    : count_(std::exchange(other.count_, 0)),
+      type_(std::exchange(other.type_, MPI_PACKED)),
+      owned_(std::exchange(other.owned_, false)) {}
+
+PackedWire& PackedWire::operator=(PackedWire&& other) noexcept {
+  if (this != &other) {
+    release();
+    count_ = std::exchange(other.count_, 0);
+    type_ = std::exchange(other.type_, MPI_PACKED);
+    owned_ = std::exchange(other.owned_, false);
+  }
+  return *this;
+}
+
+void PackedWire::free_type() {
+  PMPI_Type_free(&type_);
+  type_ = MPI_PACKED;
+  owned_ = false;
+}
+
 void unpack_received(const TypePlan& type, const char* staged, int64_t received, void* buf,
                      int count, bool as_receive) {
   const int64_t size = type.plan.size();

@@ -3,6 +3,7 @@
 // kept in a process-wide pool by power-of-two size class and reused.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -50,6 +51,39 @@ class StagingBuffer {
 };
 
 void release_staging_pool();  // at MPI_Finalize
+
+// How `bytes` packed bytes travel through the host: as `bytes` MPI_PACKED, or, beyond what an
+// int count holds (a device buffer's message, which the host cannot be handed), as one element
+// of a derived type of MPI_PACKED with the same type signature. That type is freed with this
+// object: the host keeps what a request posted with it needs (MPI_Type_free's semantics).
+class PackedWire {
+ public:
+  PackedWire() = default;
+  explicit PackedWire(int64_t bytes) {
+    if (bytes <= INT_MAX)
+      count_ = static_cast<int>(bytes);
+    else
+      build(bytes);
+  }
+  ~PackedWire() { release(); }
+  PackedWire(PackedWire&& other) noexcept;
+  PackedWire& operator=(PackedWire&& other) noexcept;
+  PackedWire(const PackedWire&) = delete;
+  PackedWire& operator=(const PackedWire&) = delete;
+
+  int count() const { return count_; }
+  MPI_Datatype type() const { return type_; }
+
+ private:
+  void build(int64_t bytes);
+  void release() {
+    if (owned_) free_type();
+  }
+  void free_type();
+  int count_ = 0;
+  MPI_Datatype type_ = MPI_PACKED;
+  bool owned_ = false;
+};
 
 // A request's staging buffer, which must live until the host is done with it.
 class HeldStaging final : public mpi::PendingOp {

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -406,6 +408,83 @@ TEST(DeviceBuffers, Collectives) {
             MPI_Alltoallw(send.get(), counts.data(), displs.data(), types.data(), recv.get(),
                           counts.data(), displs.data(), types.data(), MPI_COMM_WORLD));
   EXPECT_EQ(expect, recv.download()) << "Alltoallw, vector";
+}
+
+// A device message of more than INT_MAX packed bytes cannot travel as an int count of
+// MPI_PACKED (PackedWire in transport/staging.hpp), and the host must never see the device
+// pointer: 513 elements of 4 MiB packed each (blocks of 4 KiB, 64-byte gaps), 2^31 + 4 MiB in
+// all, sent with MPI_Send and received with MPI_Irecv. Patterns fill three elements on each side
+// (the rest stays zero, so that neither side holds more than the staging and the receiver's
+// buffer in memory); the receiver's gaps keep their background. Once per job: the variants
+// that set LOOM_DEVICE_COPY_BELOW take the same path here.
+TEST(DeviceBuffers, MessagesBeyondAnIntCount) {
+  if (std::getenv("LOOM_DEVICE_COPY_BELOW")) GTEST_SKIP() << "run by the default variant";
+  constexpr int kBlocks = 1024, kBlock = 4096, kStride = kBlock + 64, kCount = 513;
+  constexpr size_t kExtent = static_cast<size_t>(kBlocks - 1) * kStride + kBlock;
+  MPI_Datatype type;
+  ASSERT_EQ(MPI_SUCCESS, MPI_Type_create_hvector(kBlocks, kBlock, kStride, MPI_BYTE, &type));
+  MPI_Datatype resized;
+  ASSERT_EQ(MPI_SUCCESS, MPI_Type_create_resized(type, 0, kBlocks * kStride, &resized));
+  MPI_Type_free(&type);
+  ASSERT_EQ(MPI_SUCCESS, MPI_Type_commit(&resized));
+  const size_t element = static_cast<size_t>(kBlocks) * kStride;
+  const size_t span = (kCount - 1) * element + kExtent;
+  ASSERT_GT(static_cast<int64_t>(kCount) * kBlocks * kBlock, int64_t{INT_MAX});
+  DeviceBuffer device(span);
+  ASSERT_NE(nullptr, device.get());
+  char* base = static_cast<char*>(device.get());
+  const int patterned[3] = {0, kCount / 2, kCount - 1};
+  if (rank == 0) {
+    for (int e : patterned) {
+      const auto sent = pattern(element, 100 + e);
+      device_copy(base + e * element, sent.data(), e == kCount - 1 ? kExtent : element);
+    }
+    EXPECT_EQ(MPI_SUCCESS, MPI_Send(base, kCount, resized, 1, 7, MPI_COMM_WORLD));
+  } else {
+    for (int e : patterned) {
+      const auto background = pattern(element, 200 + e);
+      device_copy(base + e * element, background.data(), e == kCount - 1 ? kExtent : element);
+    }
+    MPI_Request request;
+    ASSERT_EQ(MPI_SUCCESS, MPI_Irecv(base, kCount, resized, 0, 7, MPI_COMM_WORLD, &request));
+    MPI_Status status;
+    ASSERT_EQ(MPI_SUCCESS, MPI_Wait(&request, &status));
+    int received = 0;
+    MPI_Get_count(&status, resized, &received);
+    EXPECT_EQ(kCount, received);
+    for (int e : patterned) {
+      const auto sent = pattern(element, 100 + e);
+      auto expect = pattern(element, 200 + e);
+      for (int b = 0; b < kBlocks; ++b)
+        std::memcpy(expect.data() + b * kStride, sent.data() + b * kStride, kBlock);
+      const size_t bytes = e == kCount - 1 ? kExtent : element;
+      std::vector<char> got(bytes);
+      device_copy(got.data(), base + e * element, bytes);
+      expect.resize(bytes);
+      EXPECT_TRUE(expect == got) << "element " << e;
+    }
+    // An unpatterned element between them: its blocks arrive as the sender's zeros.
+    std::vector<char> got(kBlock, 1);
+    device_copy(got.data(), base + (kCount / 4) * element, kBlock);
+    EXPECT_EQ(std::vector<char>(kBlock, 0), got);
+  }
+  MPI_Type_free(&resized);
+}
+
+// A collective whose device side Loom cannot stage (here 4 GiB per block, beyond an int count
+// of bytes) is refused with MPI_ERR_UNSUPPORTED_OPERATION through the communicator's error
+// handler on every rank, before anything moves: a host that cannot read device memory must not
+// be handed it. The buffers are smaller than the call describes, since nothing may touch them.
+TEST(DeviceBuffers, CollectivesLoomCannotStageAreRefused) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  DeviceBuffer send(1 << 20), recv(1 << 20);
+  const int rc = MPI_Alltoall(send.get(), 1 << 30, MPI_INT, recv.get(), 1 << 30, MPI_INT, comm);
+  int error_class = MPI_SUCCESS;
+  MPI_Error_class(rc, &error_class);
+  EXPECT_EQ(MPI_ERR_UNSUPPORTED_OPERATION, error_class);
+  MPI_Comm_free(&comm);
 }
 
 TEST(DeviceBuffers, StatsCountDeviceStaging) {
