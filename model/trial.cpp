@@ -37,7 +37,7 @@ double median(std::vector<double> v) {
 int MethodTrial::wait_for(double host_seconds, double pack_seconds) {
   const double faster = std::min(host_seconds, pack_seconds);
   const double gap = std::fabs(host_seconds - pack_seconds);
-  if (!(faster > 0) || !std::isfinite(gap)) return kMinWait;
+  if (!(faster > 0) || !std::isfinite(gap)) return kNoPredictionWait;
   const double needed = kChallengeMessages * gap / ((1 - kMargin) * faster);
   return static_cast<int>(std::clamp(std::ceil(needed - 1e-9),  // 1 - kMargin is not exact
                                      static_cast<double>(kMinWait), static_cast<double>(kMaxWait)));

@@ -96,11 +96,15 @@ class MethodTrial {
   // method's time per message; it costs kChallengeMessages messages at the gap between the
   // methods. So the trial starts once n * (1 - kMargin) * min >= kChallengeMessages * gap,
   // and not before the kind has lived a round's length (kMinWait: the warm-ups and switches
-  // cost even at a predicted tie), nor later than kMaxWait.
+  // cost even at a predicted tie), nor later than kMaxWait. Without a prediction (no
+  // calibration) the gap is taken to be the current method's own time, two methods 2x apart:
+  // kNoPredictionWait: trying at once cost short-lived kinds more than it won them
+  // (docs/model.md, "Online trials").
   static int wait_for(double host_seconds, double pack_seconds);
   static constexpr int kChallengeMessages = 14;  // 7 per round, two rounds
   static constexpr int kMinWait = kMessages;
   static constexpr int kMaxWait = 2 * kSpan;
+  static constexpr int kNoPredictionWait = 140;  // kChallengeMessages / (1 - kMargin)
   // Every kind has settled by its kSettledBy-th message.
   static constexpr int kSettledBy = kMaxWait + kSpan;
 

@@ -35,6 +35,9 @@ struct TypePlan {
   // log2(message bytes): settled[...] is 0 while trying, otherwise 1 + model::Method; the
   // trials themselves live under trial_mutex.
   mutable std::atomic<uint8_t> settled[model::kTraffics][model::kLocalities][2][64] = {};
+  // Messages left in each kind's wait before its trial starts (MethodTrial::wait_for), counted
+  // down without trial_mutex.
+  mutable std::atomic<uint32_t> wait_left[model::kTraffics][model::kLocalities][2][64] = {};
   mutable std::mutex trial_mutex;
   mutable std::map<int, model::MethodTrial> trials;
 };

@@ -252,6 +252,16 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
   }
   const model::Method prior = choose_method(type, message_bytes, where, traffic);
   if (!online || !timed || setting() != Setting::Auto) return {prior, -1};
+  // A kind waiting for its trial runs the model's choice, or a send its receives' verdict,
+  // without the lock and the clock, which a short-lived kind would pay on every message of its
+  // life (docs/model.md, "Online trials").
+  const model::Method waiting =
+      side == Side::Send && received ? static_cast<model::Method>(received - 1) : prior;
+  auto& wait_left = type.wait_left[static_cast<int>(traffic)][static_cast<int>(where)]
+                                  [static_cast<int>(side)][bucket];
+  for (uint32_t left = wait_left.load(std::memory_order_relaxed); left > 0;)
+    if (wait_left.compare_exchange_weak(left, left - 1, std::memory_order_relaxed))
+      return {waiting, -1};
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   const int key = trial_key(traffic, where, side, bucket);
   auto found = type.trials.find(key);
@@ -265,7 +275,13 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
       wait = model::MethodTrial::wait_for(model.host_seconds(where, type.shape, bytes, traffic),
                                           model.pack_seconds(where, type.shape, bytes, traffic));
     }
-    found = type.trials.try_emplace(key, prior, wait).first;
+    // The trial itself starts after the wait, which this message begins.
+    type.trials.try_emplace(key, prior, 0);
+    if (wait > 0) {
+      wait_left.store(static_cast<uint32_t>(wait - 1), std::memory_order_relaxed);
+      return {waiting, -1};
+    }
+    found = type.trials.find(key);
   }
   model::MethodTrial& trial = found->second;
   model::MethodTrial::Ticket ticket;

@@ -312,7 +312,10 @@ TEST(MethodTrial, WaitsUntilTheTrialCanPayForItself) {
   EXPECT_EQ(MethodTrial::wait_for(2e-6, 1e-6), 140);                      // 2x apart
   EXPECT_EQ(MethodTrial::wait_for(1e-6, 1.5e-6), 70);
   EXPECT_EQ(MethodTrial::wait_for(1e-6, 10e-6), MethodTrial::kMaxWait);
-  EXPECT_EQ(MethodTrial::wait_for(0, 1e-6), MethodTrial::kMinWait);  // no prediction
+  // No prediction: taken as 2x apart, the same wait as predicted 2x apart.
+  EXPECT_EQ(MethodTrial::wait_for(0, 1e-6), MethodTrial::kNoPredictionWait);
+  EXPECT_EQ(MethodTrial::wait_for(std::nan(""), std::nan("")), MethodTrial::kNoPredictionWait);
+  EXPECT_EQ(MethodTrial::wait_for(1e-6, 2e-6), MethodTrial::kNoPredictionWait);
   EXPECT_LE(MethodTrial::kMaxWait + MethodTrial::kSpan, MethodTrial::kSettledBy);
 
   // The wait runs the prior without a slot; then the schedule starts at slot 0, and the
