@@ -105,12 +105,15 @@ bool describe_side(const UserSide& user, HostSide* side) {
   if (user.shape == Shape::Uniform) {
     TypeRoute route;
     if (user.count < 0 || !route_of(user.type, &route)) return false;
-    const int64_t bytes = user.count * route.size;
-    if (device && (!route_device_side(&route) || !fits_int(bytes))) {
+    if (device && !route_device_side(&route)) {
       side->unstageable_device = !device_aware_host;
       return false;
     }
-    if (!fits_int(bytes)) return false;
+    const int64_t bytes = user.count * route.size;
+    if (!fits_int(bytes)) {
+      side->unstageable_device = device && !device_aware_host;
+      return false;
+    }
     side->count = static_cast<int>(bytes);
     if (route.kind == Kind::Direct) {
       side->buffer = at(user.base, route.first_byte);
