@@ -1,6 +1,7 @@
 #include "model/trial.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 
@@ -43,6 +44,12 @@ int MethodTrial::wait_for(double host_seconds, double pack_seconds) {
                                      static_cast<double>(kMinWait), static_cast<double>(kMaxWait)));
 }
 
+int64_t MethodTrial::recheck_point(int64_t index) {
+  if (index <= kFirstRecheck) return kFirstRecheck;
+  if (index <= kRecheckEvery) return int64_t{1} << std::bit_width(static_cast<uint64_t>(index - 1));
+  return (index + kRecheckEvery - 1) / kRecheckEvery * kRecheckEvery;
+}
+
 Method MethodTrial::method_for(Config config) const {
   switch (config) {
     case Config::Host:
@@ -56,12 +63,13 @@ Method MethodTrial::method_for(Config config) const {
 }
 
 MethodTrial::Ticket MethodTrial::next() {
+  ++seen_;
   if (decided_) return {*decided_, -1};
   if (waited_ < wait_) {
     ++waited_;
     return {prior_, -1};
   }
-  if (issued_ >= kSpan) return {current(), -1};  // all issued, some not yet recorded
+  if (issued_ >= span()) return {current(), -1};  // all issued, some not yet recorded
   const int message = issued_++;
   const int slot = message < kMessages ? message : message - kSecondRound;
   if (slot < 0) return {current(), -1};  // between the rounds
@@ -79,7 +87,7 @@ MethodTrial::Ticket MethodTrial::next_at(double now_seconds, std::optional<uint6
 }
 
 void MethodTrial::record(const Ticket& ticket, double seconds) {
-  if (decided_ || ticket.slot < 0 || ticket.slot >= kSpan) return;
+  if (decided_ || ticket.slot < 0 || ticket.slot >= span()) return;
   const int round = ticket.slot >= kSecondRound;
   const int slot = ticket.slot - round * kSecondRound;
   if (round != round_ || slot >= kMessages || !kSchedule[slot].timed) return;
@@ -118,7 +126,7 @@ void MethodTrial::record(const Ticket& ticket, double seconds) {
       for (double sample : samples_[static_cast<int>(config)])
         extra += std::max(0.0, sample - base);
   cost_seconds_ += extra * kMessages / (3.0 * kSamples);
-  if (round == 1) {
+  if (round == rounds_ - 1) {
     decided_ = verdict;
     return;
   }

@@ -88,7 +88,32 @@ class MethodTrial {
   // (wait_for), then the schedule; a type built, used 20 times and freed is never tried,
   // unless its signature comes back (the plan, and with it the kind's age, is cached by
   // signature: mpi/type_registry.hpp).
-  explicit MethodTrial(Method prior, int wait = 0) : prior_(prior), wait_(wait) {}
+  // `first_index`: the kind's message (counting from its first) for which next() is first
+  // asked; a wait counted outside the trial comes before it.
+  explicit MethodTrial(Method prior, int wait = 0, int64_t first_index = 0)
+      : prior_(prior), wait_(wait), first_index_(first_index) {}
+
+  // Settled kinds are tried again, so that a host that turns faster (or slower) after a kind
+  // settled is followed: at the kind's kFirstRecheck-th message, then at each doubling of its
+  // age up to kRecheckEvery, then every kRecheckEvery messages. The points depend on the
+  // message count alone, so that two processes exchanging the kind try again on the same
+  // message. A re-check is one round of the schedule defending the verdict, final at once (the
+  // second round exists for host engines that warm up over a kind's first tens of messages);
+  // it runs the other method for one block of 7 messages: at most 7 x gap per 4096 messages of
+  // the kind (0.2% where the other method is twice as slow), less as the points spread out.
+  static constexpr int64_t kFirstRecheck = 4096;
+  static constexpr int64_t kRecheckEvery = 65536;
+  // The first re-check point at or after the kind's message `index`.
+  static int64_t recheck_point(int64_t index);
+  // A re-check of a kind settled on `verdict`, starting at its message `index`.
+  static MethodTrial recheck(Method verdict, int64_t index) {
+    MethodTrial trial(verdict, 0, index);
+    trial.rounds_ = 1;
+    return trial;
+  }
+  bool is_recheck() const { return rounds_ == 1; }
+  // The index of the kind's next message, as far as this trial has seen the kind.
+  int64_t next_index() const { return first_index_ + seen_; }
   // How long a kind must have lived before its trial can pay for itself, from the model's
   // predicted seconds per message of each method. A kind that has lived n messages is
   // expected to live about n more (the Copernican estimate: nothing else is known of its
@@ -129,7 +154,7 @@ class MethodTrial {
   // round one, round one's choice in round two.
   Method defended() const { return round_ == 0 ? prior_ : first_round_.value_or(prior_); }
   // Whether next() may still hand out scheduled messages.
-  bool scheduling() const { return !decided_ && issued_ < kSpan; }
+  bool scheduling() const { return !decided_ && issued_ < span(); }
   // The samples of both rounds, e.g. "as is (pack) 241 247 245 250 us, host 170 181 175 178 us,
   // pack 243 ... us -> host; as is (host) 171 ..." (for LOOM_DEBUG).
   std::string describe() const;
@@ -145,6 +170,10 @@ class MethodTrial {
   Method prior_;
   int wait_ = 0;    // messages of the current method before the schedule
   int waited_ = 0;  // of those, issued
+  int64_t first_index_ = 0;
+  int64_t seen_ = 0;  // next() calls
+  int rounds_ = 2;    // 1: a re-check
+  int span() const { return rounds_ == 1 ? kMessages : kSpan; }
   double cost_seconds_ = 0;
   int issued_ = 0;
   int round_ = 0;  // the round whose samples are being taken: 0 or 1

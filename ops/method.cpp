@@ -35,6 +35,9 @@ namespace {
 const Counter kTrialsStarted = register_counter("p2p", "online trials", "started");
 const Counter kTrialsKept = register_counter("p2p", "online trials", "kept");
 const Counter kTrialsSwitched = register_counter("p2p", "online trials", "switched");
+// Re-checks of settled kinds (MethodTrial::recheck_point), and those that changed the method.
+const Counter kRechecks = register_counter("p2p", "online trials", "rechecked");
+const Counter kRechecksSwitched = register_counter("p2p", "online trials", "recheck switched");
 const Counter kTrialCost = register_counter("p2p", "online trials", "cost", Unit::Nanoseconds);
 
 enum class Setting { Auto, Host, Pack };
@@ -201,6 +204,15 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
 
 namespace {
 
+// A settled slot (TypePlan::settled): the method, and the kind's messages left before its next
+// re-check above it; kNoRecheck holds a slot settled without a verdict (below) off re-checks.
+constexpr uint32_t kMethodBits = 0xff, kOneMessage = 0x100;
+constexpr int64_t kNoRecheck = (int64_t{1} << 24) - 1;
+uint32_t settled_slot(model::Method method, int64_t until_recheck) {
+  return static_cast<uint32_t>(std::min(until_recheck, kNoRecheck)) * kOneMessage +
+         (1 + static_cast<uint32_t>(method));
+}
+
 int trial_key(model::Traffic traffic, model::Locality where, Side side, int bucket) {
   return ((static_cast<int>(traffic) * 2 + static_cast<int>(side)) * model::kLocalities +
           static_cast<int>(where)) *
@@ -209,19 +221,27 @@ int trial_key(model::Traffic traffic, model::Locality where, Side side, int buck
 }
 
 // After a record: once `trial` has its verdict, the kind settles on it (mpi/type_registry.hpp)
-// and the verdict is counted. Called under the type's trial_mutex.
+// until its next re-check point, and the verdict is counted. Called under the type's
+// trial_mutex, after the trial has seen the message that decided it.
 void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
                        model::Locality where, Side side, const model::MethodTrial& trial) {
   const auto decided = trial.decided();
   if (!decided) return;
+  const int64_t next = trial.next_index();
   type.settled[static_cast<int>(traffic)][static_cast<int>(where)][static_cast<int>(side)][bucket]
-      .store(static_cast<uint8_t>(1 + static_cast<int>(*decided)), std::memory_order_relaxed);
+      .store(settled_slot(*decided, model::MethodTrial::recheck_point(next) - next),
+             std::memory_order_relaxed);
   const bool kept = *decided == trial.prior();
-  count(kept ? kTrialsKept : kTrialsSwitched);
+  if (trial.is_recheck()) {
+    if (!kept) count(kRechecksSwitched);
+  } else {
+    count(kept ? kTrialsKept : kTrialsSwitched);
+  }
   count(kTrialCost, static_cast<uint64_t>(trial.cost_seconds() * 1e9));
   if (config().debug)
-    std::fprintf(stderr, "[loom] pid %d trial: %s%s, %s, %lld+ bytes: %s -> %s %s\n",
-                 static_cast<int>(getpid()), traffic == model::Traffic::Exchange ? "exchange " : "",
+    std::fprintf(stderr, "[loom] pid %d %s: %s%s, %s, %lld+ bytes: %s -> %s %s\n",
+                 static_cast<int>(getpid()), trial.is_recheck() ? "re-check" : "trial",
+                 traffic == model::Traffic::Exchange ? "exchange " : "",
                  side == Side::Send ? "send" : "receive", model::locality_name(where),
                  1LL << (bucket - 1), trial.describe().c_str(), kept ? "kept" : "switched to",
                  model::method_name(*decided));
@@ -236,19 +256,30 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
   const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
   // Settled kinds first: trials run only under LOOM_METHOD=auto, so a settled slot implies it.
   auto& settled = type.settled[static_cast<int>(traffic)][static_cast<int>(where)];
-  uint8_t received = 0;
+  uint32_t received = 0;
   if (online) {
     // A process that also receives this kind sends it as its receives settled: a receive's
     // time spans the peer's send, the transfer and the unpacking, a packed send's only the
     // first two (MPICH 4.0, a Fortran grid face at 4 MiB: the sender saw packing 5% ahead,
     // its receiver saw it 50% behind).
-    received = settled[static_cast<int>(Side::Receive)][bucket].load(std::memory_order_relaxed);
-    const uint8_t mine = settled[static_cast<int>(side)][bucket].load(std::memory_order_relaxed);
-    if (mine)
-      return {static_cast<model::Method>((side == Side::Send && received ? received : mine) - 1),
-              -1};
-    if (side == Side::Send && received && !timed)
+    received = settled[static_cast<int>(Side::Receive)][bucket].load(std::memory_order_relaxed) &
+               kMethodBits;
+    auto& mine_slot = settled[static_cast<int>(side)][bucket];
+    const uint32_t mine = mine_slot.load(std::memory_order_relaxed);
+    if (mine) {
+      const auto method = static_cast<model::Method>(
+          (side == Side::Send && received ? received : mine & kMethodBits) - 1);
+      // Counted down with a plain load and store: racing threads may lose a count, which
+      // moves the re-check by a message, no more.
+      if (mine >= kOneMessage) {
+        mine_slot.store(mine - kOneMessage, std::memory_order_relaxed);
+        return {method, -1};
+      }
+      if (!timed || setting() != Setting::Auto) return {method, -1};
+      // At the kind's re-check point: below, under the lock.
+    } else if (side == Side::Send && received && !timed) {
       return {static_cast<model::Method>(received - 1), -1};
+    }
   }
   const model::Method prior = choose_method(type, message_bytes, where, traffic);
   if (!online || !timed || setting() != Setting::Auto) return {prior, -1};
@@ -276,7 +307,7 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
                                           model.pack_seconds(where, type.shape, bytes, traffic));
     }
     // The trial itself starts after the wait, which this message begins.
-    type.trials.try_emplace(key, prior, 0);
+    type.trials.try_emplace(key, prior, 0, wait);
     if (wait > 0) {
       wait_left.store(static_cast<uint32_t>(wait - 1), std::memory_order_relaxed);
       return {waiting, -1};
@@ -284,6 +315,16 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
     found = type.trials.find(key);
   }
   model::MethodTrial& trial = found->second;
+  auto& settled_mine = settled[static_cast<int>(side)][bucket];
+  const uint32_t mine = settled_mine.load(std::memory_order_relaxed);
+  if (trial.decided() && mine != 0 && mine < kOneMessage) {
+    // A settled kind at its re-check point (MethodTrial::recheck_point): one round defending
+    // the verdict. Its messages take the locked path until the round decides.
+    trial = model::MethodTrial::recheck(*trial.decided(),
+                                        model::MethodTrial::recheck_point(trial.next_index()));
+    settled_mine.store(0, std::memory_order_relaxed);
+    count(kRechecks);
+  }
   model::MethodTrial::Ticket ticket;
   // Exchange messages, and blocking receives, are timed by the interval to the kind's next
   // post, recorded here (MethodTrial::next_at). A blocking receive's own duration leaves out
@@ -307,7 +348,7 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
   } else {
     ticket = trial.next();
   }
-  if (ticket.slot == 0) count(kTrialsStarted);
+  if (ticket.slot == 0 && !trial.is_recheck()) count(kTrialsStarted);
   // A sample timed by interval was recorded above: nothing for the caller to report.
   const int report_slot = by_interval ? -1 : ticket.slot;
   if (ticket.slot >= 0 && !ticket.as_is) return {ticket.method, report_slot};
@@ -334,9 +375,10 @@ OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::L
   if (ticket.slot >= 0) return {ticket.method, report_slot};
   // Every message issued, a record still out (another thread's): leave the locked path; the
   // record's verdict, if any, overwrites the slot.
-  if (!trial.scheduling() && !trial.decided())
-    settled[static_cast<int>(side)][bucket].store(
-        static_cast<uint8_t>(1 + static_cast<int>(trial.current())), std::memory_order_relaxed);
+  if (!trial.scheduling() && !trial.decided()) {
+    // No re-check until the record's verdict sets the kind's point.
+    settled_mine.store(settled_slot(trial.current(), kNoRecheck), std::memory_order_relaxed);
+  }
   return {ticket.method, -1};
 }
 

@@ -131,6 +131,73 @@ TEST(OnlineTrial, FirstMessagesTryBothMethodsThenSettle) {
   MPI_Type_free(&every_other);
 }
 
+// A settled kind is tried again at its re-check point (MethodTrial::recheck_point, message
+// 4096 of the kind): one round of the schedule defending the verdict, on both ranks at the same
+// round trip, then the kind settles again. A type of its own, so that the kind starts young
+// (plans, and kinds' ages with them, are cached by signature).
+TEST(OnlineTrial, SettledKindsAreTriedAgainAtTheirRecheckPoint) {
+  using loom::model::MethodTrial;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Datatype every_fourth;
+  ASSERT_EQ(MPI_Type_vector(kInts, 1, 4, MPI_INT, &every_fourth), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&every_fourth), MPI_SUCCESS);
+  constexpr int kPoint = static_cast<int>(MethodTrial::kFirstRecheck);
+  constexpr int kTrips = kPoint + MethodTrial::kMessages + 8;
+  std::vector<int> out(4 * kInts), in(4 * kInts);
+  const int peer = 1 - rank;
+  std::string routes;
+  uint64_t rechecked_before = 0, rechecked_after = 0;
+  ASSERT_EQ(loom_get_counter("p2p.online_trials.rechecked", &rechecked_before), 1);
+  for (int round = 0; round < kTrips; ++round) {
+    const int pattern = round % 1024;  // value() would overflow an int beyond round 2146
+    for (int i = 0; i < 4 * kInts; ++i) out[i] = value(pattern, rank, i);
+    std::fill(in.begin(), in.end(), -1);
+    loom_stats before, after;
+    if (rank == 0) {
+      loom_get_stats(&before);
+      ASSERT_EQ(MPI_Send(out.data(), 1, every_fourth, peer, round, MPI_COMM_WORLD), MPI_SUCCESS);
+      loom_get_stats(&after);
+      ASSERT_EQ(
+          MPI_Recv(in.data(), 1, every_fourth, peer, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          MPI_SUCCESS);
+    } else {
+      ASSERT_EQ(
+          MPI_Recv(in.data(), 1, every_fourth, peer, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          MPI_SUCCESS);
+      loom_get_stats(&before);
+      ASSERT_EQ(MPI_Send(out.data(), 1, every_fourth, peer, round, MPI_COMM_WORLD), MPI_SUCCESS);
+      loom_get_stats(&after);
+    }
+    routes += after.send_packed > before.send_packed ? 'P' : 'H';
+    int wrong = 0;
+    for (int i = 0; i < 4 * kInts; ++i)
+      wrong += in[i] != (i % 4 == 0 ? value(pattern, peer, i) : -1);
+    ASSERT_EQ(wrong, 0) << "round " << round << " rank " << rank;
+  }
+  ASSERT_EQ(loom_get_counter("p2p.online_trials.rechecked", &rechecked_after), 1);
+  const uint64_t rechecks = rechecked_after - rechecked_before;
+  if (mode != "online") {
+    EXPECT_EQ(rechecks, 0u);
+    EXPECT_TRUE(mode == "pack" ? routes == std::string(routes.size(), 'P') : uniform(routes));
+    MPI_Type_free(&every_fourth);
+    return;
+  }
+  // Both kinds (this rank's sends and receives) tried again once.
+  EXPECT_EQ(rechecks, 2u);
+  // Settled from the first trial's end to the point; then the round (its first message may
+  // still follow the first trial's defended method on the initiator, whose receives reach the
+  // point one message after its sends, and its last comes with the verdict); then settled.
+  const std::string settled_before =
+      routes.substr(MethodTrial::kSettledBy, kPoint - MethodTrial::kSettledBy);
+  EXPECT_TRUE(uniform(settled_before)) << settled_before;
+  const std::string round = routes.substr(kPoint + 1, MethodTrial::kMessages - 2);
+  EXPECT_EQ(round, schedule_with(routes[kPoint - 1]).substr(1, MethodTrial::kMessages - 2))
+      << routes.substr(kPoint - 4);
+  EXPECT_TRUE(uniform(routes.substr(kPoint + MethodTrial::kMessages))) << routes.substr(kPoint - 4);
+  MPI_Type_free(&every_fourth);
+}
+
 // Exchange traffic (MPI_Isend/MPI_Irecv): the same schedule, each message timed by the interval
 // to the next post of its kind. Both ranks post a receive and a send per round and wait for
 // both, as a halo exchange does.

@@ -367,6 +367,54 @@ TEST(MethodTrial, ExchangeIntervalsWithoutAWaitAreNotSamples) {
   EXPECT_EQ(waited.decided(), Method::Host);
 }
 
+// Settled kinds are tried again at message counts alone, so that both ends of a message meet
+// the same point: 4096, then each doubling up to 65536, then every 65536.
+TEST(MethodTrial, RecheckPointsDoubleThenRecurEvery65536Messages) {
+  EXPECT_EQ(MethodTrial::recheck_point(0), 4096);
+  EXPECT_EQ(MethodTrial::recheck_point(MethodTrial::kSettledBy), 4096);
+  EXPECT_EQ(MethodTrial::recheck_point(4096), 4096);
+  EXPECT_EQ(MethodTrial::recheck_point(4097), 8192);
+  EXPECT_EQ(MethodTrial::recheck_point(4096 + MethodTrial::kMessages), 8192);
+  EXPECT_EQ(MethodTrial::recheck_point(40000), 65536);
+  EXPECT_EQ(MethodTrial::recheck_point(65536), 65536);
+  EXPECT_EQ(MethodTrial::recheck_point(65537), 131072);
+  EXPECT_EQ(MethodTrial::recheck_point(131073), 196608);
+}
+
+// A trial counts the kind's messages from its first index; a wait counted by the trial itself
+// is part of them.
+TEST(MethodTrial, CountsTheKindsMessages) {
+  MethodTrial trial(Method::Host, 0, 140);
+  EXPECT_EQ(trial.next_index(), 140);
+  run_trial(trial, {1, 1, 1, 1}, {1, 1, 1, 1});
+  EXPECT_EQ(trial.next_index(), 140 + MethodTrial::kSpan);
+  MethodTrial waiting(Method::Host, 30);
+  for (int i = 0; i < 30; ++i) waiting.next();
+  EXPECT_EQ(waiting.next_index(), 30);
+}
+
+// A re-check is one round defending the verdict, final at once: a host that became 3x faster
+// after the kind settled on packing takes over; equal times keep the verdict.
+TEST(MethodTrial, ARecheckIsOneRoundDefendingTheVerdict) {
+  MethodTrial faster_host = MethodTrial::recheck(Method::Pack, 4096);
+  EXPECT_TRUE(faster_host.is_recheck());
+  std::string issued;
+  run_round(faster_host, {1e-3, 1.1e-3, 0.9e-3, 1e-3}, {3e-3, 3.1e-3, 2.9e-3, 3e-3}, &issued);
+  EXPECT_EQ(issued.substr(0, MethodTrial::kMessages - 1),
+            schedule_with('P').substr(0, MethodTrial::kMessages - 1));
+  EXPECT_EQ(faster_host.decided(), Method::Host);
+  EXPECT_EQ(faster_host.prior(), Method::Pack);
+  EXPECT_EQ(faster_host.next_index(), 4096 + MethodTrial::kMessages);
+  EXPECT_GT(faster_host.cost_seconds(), 0.0);
+
+  MethodTrial same = MethodTrial::recheck(Method::Host, 8192);
+  issued.clear();
+  run_round(same, {1, 1, 1, 1}, {1, 1, 1, 1}, &issued);
+  EXPECT_EQ(same.decided(), Method::Host);
+  EXPECT_FALSE(same.scheduling());
+  EXPECT_EQ(same.next().slot, -1);
+}
+
 TEST(MethodTrial, TheDecisionSticksAndLateRecordsAreIgnored) {
   MethodTrial trial(Method::Host);
   run_trial(trial, {3e-3, 3e-3, 3e-3, 3e-3}, {1e-3, 1e-3, 1e-3, 1e-3});
