@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The device checks, in one go, on a machine with an NVIDIA GPU, writing everything under $OUT:
-# per build, `ctest -L gpu` (the CUDA executor's tests and the device-buffer MPI test on GPU
-# memory), the device-buffer MPI test on the emulated device and `loom-bench gpu-pingpong`;
+# per build, `ctest -L gpu` (verbose, so that each test's own output shows what ran: the CUDA
+# executor's tests and the device-buffer MPI test on GPU memory), the device-buffer MPI test on
+# the emulated device and `loom-bench gpu-pingpong`;
 # then, with the first build, a compute-sanitizer pass over part of the executor's tests and
 # `loom-bench gpu` (as the MPI-free loom-gpu-bench).
 #   tools/gpu-check.sh [BUILD_DIR...]   (default build/openmpi, configured with LOOM_CUDA=ON)
@@ -32,7 +33,7 @@ mpi_checks() {  # run in a subshell: sources the build's MPI runtime
     sed "s|@BUNDLE@|$(cd "$build" && pwd)|g" "$build/CTestTestfile.cmake.in" >"$build/CTestTestfile.cmake"
   fi
   echo "=== $name: ctest -L gpu"
-  ctest --test-dir "$build" -L gpu --output-on-failure >"$out/$name-ctest-gpu.txt" 2>&1
+  ctest --test-dir "$build" -L gpu --output-on-failure -V >"$out/$name-ctest-gpu.txt" 2>&1
   echo "exit $?"
   grep -E "tests passed|Not Run|Failed|\*\*\*" "$out/$name-ctest-gpu.txt" | tail -12
   command -v mpiexec >/dev/null || { echo "$name: no mpiexec, MPI steps skipped"; return; }
