@@ -149,7 +149,6 @@ class CudaExecutor final : public Executor {
         return;
       }
       cudaGetDevice(&device_);
-      cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_);
       if (cudaStreamCreateWithFlags(&stream_, cudaStreamDefault) != cudaSuccess) {
         init_error_ = "cannot create a stream";
         return;
@@ -172,8 +171,10 @@ class CudaExecutor final : public Executor {
 
   unsigned grid_for(int64_t threads) const {
     const int64_t blocks = (threads + kThreadsPerBlock - 1) / kThreadsPerBlock;
-    // Enough blocks to fill every multiprocessor many times over; threads loop beyond that.
-    return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{sm_count_} * 32));
+    // One pass, a thread per unit of work: capping the grid at 32 blocks per multiprocessor
+    // (threads looping beyond) cost unpacks of 64-byte blocks 6 points of memcpy at 64-256 MiB
+    // on an H200 (docs/gpu.md). Threads loop only beyond the grid's limit.
+    return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{INT32_MAX}));
   }
 
   template <bool kPack>
@@ -240,7 +241,7 @@ class CudaExecutor final : public Executor {
   mutable std::once_flag once_;
   mutable bool ready_ = false;
   mutable std::string init_error_;
-  mutable int device_ = 0, sm_count_ = 1;
+  mutable int device_ = 0;
   mutable cudaStream_t stream_ = nullptr;
 };
 
