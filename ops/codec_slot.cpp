@@ -249,9 +249,9 @@ CodecCost codec_cost(const codec::Codec& codec, codec::Element element,
   Slot::Measured& m = s.pays[{codec::to_string(codec.spec()), static_cast<int>(element)}];
   // A probe's compression speed, on the call's own data and under the machine's present
   // load, scaled to compress + decompress by the first measurement's split; smoothed. One
-  // probe counts as at most kMaxProbeStep times the present estimate: a thread descheduled
-  // during its 16 KiB probe would otherwise have sent the next several calls raw (seen once in
-  // CI under AddressSanitizer), while a load that lasts still raises the estimate 1.75x a call.
+  // probe counts as at most kMaxProbeStep times the present estimate, so that one probe stalled
+  // by descheduling does not send the next calls raw, while a lasting load still raises the
+  // estimate 1.75x a call (docs/compress.md).
   constexpr double kMaxProbeStep = 4;
   if (compress_seconds_per_byte > 0 && m.compress_share > 0) {
     double sample = compress_seconds_per_byte / m.compress_share;

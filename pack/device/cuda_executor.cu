@@ -171,9 +171,8 @@ class CudaExecutor final : public Executor {
 
   unsigned grid_for(int64_t threads) const {
     const int64_t blocks = (threads + kThreadsPerBlock - 1) / kThreadsPerBlock;
-    // One pass, a thread per unit of work: capping the grid at 32 blocks per multiprocessor
-    // (threads looping beyond) cost unpacks of 64-byte blocks 6 points of memcpy at 64-256 MiB
-    // on an H200 (docs/gpu.md). Threads loop only beyond the grid's limit.
+    // One pass, a thread per unit of work: a capped grid with looping threads unpacked slower
+    // (docs/gpu.md, "One pass"). Threads loop only beyond the grid's limit.
     return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{INT32_MAX}));
   }
 
