@@ -691,6 +691,9 @@ int loom_halo_create(MPI_Comm comm, const int64_t extent[3], const int radius[6]
   if (!domain || !extent || !radius || !periodic || comm == MPI_COMM_NULL)
     return fail(LOOM_HALO_ERR_ARG, "null argument to loom_halo_create");
   *domain = nullptr;
+  int inter = 0;
+  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+    return fail(LOOM_HALO_ERR_ARG, "loom_halo_create needs an intracommunicator");
   // The same arguments on every rank, checked before anything can make ranks part ways.
   std::vector<int64_t> args{extent[0], extent[1], extent[2], stencil,
                             stencil == LOOM_HALO_EXPLICIT ? static_cast<int64_t>(mask) : 0};
@@ -714,7 +717,9 @@ int loom_halo_create(MPI_Comm comm, const int64_t extent[3], const int radius[6]
     if (radius[i] < 0)
       return fail(LOOM_HALO_ERR_RADIUS, "negative radius " + std::to_string(radius[i]));
 
-  loom::mpi::init_locality();
+  // Collective over `comm` alone: ranks outside it need not call the library.
+  rc = loom::mpi::learn_locality(comm);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "loom_halo_create (nodes)");
   auto* d = new (std::nothrow) loom_halo_domain_s;
   if (!d) return fail(LOOM_HALO_ERR_NOMEM, "out of memory");
   rc = MPI_Comm_dup(comm, &d->comm);

@@ -2,8 +2,10 @@
 
 #include "base/env.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -12,9 +14,12 @@
 namespace loom::mpi {
 namespace {
 
+// A node is labelled by the lowest world rank learnt to be on it; -1: not learnt yet.
 struct NodeMap {
-  bool ready = false;
+  bool ready = false;             // init_locality ran
+  bool from_environment = false;  // LOOM_RANKS_PER_NODE labelled every world rank
   bool single_node = true;
+  int world_rank = 0;
   int my_node = 0;
   std::vector<int> node_of_world_rank;
 };
@@ -52,37 +57,97 @@ std::vector<int> translate_to_world(MPI_Comm comm) {
 
 }  // namespace
 
+namespace {
+
+constexpr base::EnvVar kRanksPerNode{"LOOM_RANKS_PER_NODE",
+                                     "from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)",
+                                     "N: world ranks [kN, (k+1)N) form node k"};
+
+void publish(NodeMap& map) {
+  map.my_node = map.node_of_world_rank[static_cast<size_t>(map.world_rank)];
+  map.single_node = true;
+  for (int n : map.node_of_world_rank) map.single_node = map.single_node && n == map.my_node;
+  detail::one_node = map.single_node;
+}
+
+// Sizes the map on first use; true when LOOM_RANKS_PER_NODE has labelled every world rank.
+bool labels_from_environment(NodeMap& map) {
+  if (!map.node_of_world_rank.empty()) return map.from_environment;
+  int world_size = 1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  PMPI_Comm_rank(MPI_COMM_WORLD, &map.world_rank);
+  map.node_of_world_rank.assign(static_cast<size_t>(world_size), -1);
+  const char* override_env = base::read(kRanksPerNode);
+  const int per_node = override_env ? std::atoi(override_env) : 0;
+  if (override_env && per_node <= 0 && map.world_rank == 0)
+    base::warn_bad_value(kRanksPerNode, override_env, "is not a positive integer", "ignored");
+  if (per_node <= 0) return false;
+  for (int r = 0; r < world_size; ++r)
+    map.node_of_world_rank[static_cast<size_t>(r)] = r / per_node * per_node;
+  map.from_environment = true;
+  publish(map);
+  return true;
+}
+
+// `group`: world ranks just seen to share a node. Labels they had from earlier communicators
+// name the same node, so every rank under any of those labels takes the group's lowest.
+void merge_node(NodeMap& map, const std::vector<int>& group) {
+  std::vector<int>& label = map.node_of_world_rank;
+  int lowest = group.front();
+  std::vector<int> old;
+  for (int w : group) {
+    const int l = label[static_cast<size_t>(w)];
+    lowest = std::min(lowest, l < 0 ? w : l);
+    if (l >= 0) old.push_back(l);
+  }
+  for (int w : group) label[static_cast<size_t>(w)] = lowest;
+  for (int l : old)
+    if (l != lowest)
+      for (int& other : label)
+        if (other == l) other = lowest;
+}
+
+}  // namespace
+
+int learn_locality(MPI_Comm comm) {
+  NodeMap& map = nodes();
+  if (labels_from_environment(map)) return MPI_SUCCESS;
+  // Ranks of `comm` name their node by its lowest rank in `comm`; world ranks are translated
+  // here, since processes spawned or connected number their own worlds.
+  MPI_Comm node = MPI_COMM_NULL;
+  int rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  if (rc != MPI_SUCCESS) return rc;
+  int node_lowest = 0;
+  PMPI_Comm_rank(comm, &node_lowest);
+  rc = PMPI_Allreduce(MPI_IN_PLACE, &node_lowest, 1, MPI_INT, MPI_MIN, node);
+  PMPI_Comm_free(&node);
+  if (rc != MPI_SUCCESS) return rc;
+  const std::vector<int> world = translate_to_world(comm);
+  std::vector<int> lowest_of(world.size());
+  rc = PMPI_Allgather(&node_lowest, 1, MPI_INT, lowest_of.data(), 1, MPI_INT, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  std::map<int, std::vector<int>> groups;  // world ranks by their node's lowest rank in comm
+  for (size_t r = 0; r < world.size(); ++r)
+    if (world[r] != MPI_UNDEFINED) groups[lowest_of[r]].push_back(world[r]);
+  // What is known already (the whole map, after the interposer's MPI_Init) is left untouched:
+  // other threads may be reading it.
+  bool changed = false;
+  for (const auto& [lowest, group] : groups) {
+    const int label = map.node_of_world_rank[static_cast<size_t>(group.front())];
+    for (int w : group)
+      changed = changed || label < 0 || map.node_of_world_rank[static_cast<size_t>(w)] != label;
+  }
+  if (!changed) return MPI_SUCCESS;
+  for (const auto& [lowest, group] : groups) merge_node(map, group);
+  publish(map);
+  return MPI_SUCCESS;
+}
+
 void init_locality() {
   NodeMap& map = nodes();
   if (map.ready) return;
-  int world_size = 1, world_rank = 0;
-  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  map.node_of_world_rank.assign(static_cast<size_t>(world_size), 0);
-  static constexpr base::EnvVar kRanksPerNode{"LOOM_RANKS_PER_NODE",
-                                              "from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)",
-                                              "N: world ranks [kN, (k+1)N) form node k"};
-  const char* override_env = base::read(kRanksPerNode);
-  const int per_node = override_env ? std::atoi(override_env) : 0;
-  if (override_env && per_node <= 0 && world_rank == 0)
-    base::warn_bad_value(kRanksPerNode, override_env, "is not a positive integer", "ignored");
-  if (per_node > 0) {
-    for (int r = 0; r < world_size; ++r)
-      map.node_of_world_rank[static_cast<size_t>(r)] = r / per_node;
-  } else {
-    // A node is named by the lowest world rank on it.
-    MPI_Comm node;
-    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int leader = world_rank;
-    PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
-    PMPI_Comm_free(&node);
-    PMPI_Allgather(&leader, 1, MPI_INT, map.node_of_world_rank.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  }
-  map.my_node = map.node_of_world_rank[static_cast<size_t>(world_rank)];
-  map.single_node = true;
-  for (int n : map.node_of_world_rank) map.single_node = map.single_node && n == map.my_node;
+  learn_locality(MPI_COMM_WORLD);
   map.ready = true;
-  detail::one_node = map.single_node;
 }
 
 namespace {

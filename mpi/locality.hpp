@@ -1,6 +1,6 @@
-// Which peers share this rank's node. Computed once at MPI_Init from
-// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED); LOOM_RANKS_PER_NODE=N overrides it
-// (world ranks [kN, (k+1)N) form node k) so one machine can exercise inter-node paths.
+// Which peers share this rank's node, learnt from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)
+// over MPI_COMM_WORLD at MPI_Init, or over a library's own communicator; LOOM_RANKS_PER_NODE=N
+// overrides it (world ranks [kN, (k+1)N) form node k) so one machine can exercise inter-node paths.
 #pragma once
 
 #include <mpi.h>
@@ -9,14 +9,19 @@
 
 namespace loom::mpi {
 
-// Collective over MPI_COMM_WORLD, once per process (later calls return at once). The interposer
-// calls it in MPI_Init; a library linked without the interposer (loom_mpi is an object library
-// any target can link) calls it in its own collective setup. Until it runs, every peer is
-// taken to share this node.
+// Collective over MPI_COMM_WORLD, once per process (later calls return at once): the interposer
+// calls it in MPI_Init. Until it runs, every peer is taken to share this node.
 void init_locality();
+// Collective over the intracommunicator `comm` (every call, so that the ranks of `comm` agree
+// whatever each has learnt before): learns which of its ranks share a node. For a library
+// linked without the interposer (loom_mpi is an object library any target can link), in its
+// own collective setup: ranks outside `comm` need not call anything. Ranks whose node is not
+// known yet count as another node's. With LOOM_RANKS_PER_NODE nothing is collective.
+// Returns the host's error code.
+int learn_locality(MPI_Comm comm);
 namespace detail {
-// True until init_locality finds a peer on another node (and for good on one node). Written once,
-// in MPI_Init, before any call that asks.
+// True while every rank learnt of shares this node: until the first learn_locality, and for
+// good on one node. Written by init_locality (in MPI_Init) and learn_locality only.
 inline bool one_node = true;
 model::Locality locality_across_nodes(MPI_Comm comm, int peer);
 }  // namespace detail

@@ -185,11 +185,11 @@ Case random_case(std::mt19937_64& rng) {
 
 // Creates the case's domain, shrinking radii or growing extents (alike on every rank) until the
 // partition admits it.
-loom_halo_domain create(Case& c) {
+loom_halo_domain create(Case& c, MPI_Comm comm = MPI_COMM_WORLD) {
   for (int attempt = 0; attempt < 16; ++attempt) {
     loom_halo_domain d = nullptr;
-    const int rc = loom_halo_create(MPI_COMM_WORLD, c.extent.data(), c.radius.data(),
-                                    c.periodic.data(), c.stencil, c.mask, &d);
+    const int rc = loom_halo_create(comm, c.extent.data(), c.radius.data(), c.periodic.data(),
+                                    c.stencil, c.mask, &d);
     if (rc == LOOM_HALO_SUCCESS) return d;
     EXPECT_EQ(d, nullptr);
     if (rc == LOOM_HALO_ERR_RADIUS) {
@@ -207,8 +207,8 @@ loom_halo_domain create(Case& c) {
 
 // create(), then the case's fields (size 0: MPI_DOUBLE) and realize; null (and a failure
 // recorded) when any of them fails.
-loom_halo_domain create_realized(Case& c) {
-  loom_halo_domain d = create(c);
+loom_halo_domain create_realized(Case& c, MPI_Comm comm = MPI_COMM_WORLD) {
+  loom_halo_domain d = create(c, comm);
   if (!d) return nullptr;
   // Attached layouts: cells with ghosts per dimension, and the bytes of one cell of all fields.
   std::array<int64_t, 3> n{}, ext{};
@@ -260,6 +260,42 @@ loom_halo_domain create_realized(Case& c) {
 int64_t all_ranks_sum(int64_t v) {
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   return v;
+}
+
+// First in the file, so that in a process without libloom.so this is the library's first
+// domain: world rank 1 stays out of the domain's communicator and never calls the library, so
+// nothing the library does may be collective over MPI_COMM_WORLD (from 3 ranks on, the members
+// are not consecutive world ranks either).
+TEST(Halo, ACommunicatorThatLeavesRanksOut) {
+  const bool member = world_rank() != 1;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, world_rank(), &comm);
+  int64_t wrong = 0;
+  if (member) {
+    for (int layout : {0, 1}) {
+      Case c;
+      c.extent = {13, 11, 7};
+      c.radius = {2, 1, 1, 2, 1, 1};
+      c.periodic = {1, 1, 0};
+      c.stencil = LOOM_HALO_BOX;
+      c.elements = {0, 4};
+      c.layout = layout;
+      loom_halo_domain d = create_realized(c, comm);
+      if (!d) {
+        ++wrong;
+        break;
+      }
+      const Layout l = layout_of(d, c);
+      for (int step = 0; step < 3; ++step) {
+        fill(c, l, step);
+        EXPECT_EQ(loom_halo_exchange(d), LOOM_HALO_SUCCESS) << loom_halo_error_message();
+        wrong += check(c, l, step);
+      }
+      EXPECT_EQ(loom_halo_destroy(&d), LOOM_HALO_SUCCESS);
+    }
+    MPI_Comm_free(&comm);
+  }
+  EXPECT_EQ(all_ranks_sum(wrong), 0);
 }
 
 TEST(Halo, RandomDomainsGhostsMatchOwners) {
@@ -462,6 +498,15 @@ TEST(HaloErrors, BadCreateArguments) {
     const int64_t differs[3] = {8, world_rank() == 0 ? 9 : 8, 8};
     EXPECT_EQ(loom_halo_create(MPI_COMM_WORLD, differs, radius, periodic, LOOM_HALO_BOX, 0, &d),
               LOOM_HALO_ERR_MISMATCH);
+    // An intercommunicator between world rank 0 and the others.
+    MPI_Comm half = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank() == 0, world_rank(), &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, world_rank() == 0 ? 1 : 0, 7, &inter);
+    EXPECT_EQ(loom_halo_create(inter, ok, radius, periodic, LOOM_HALO_BOX, 0, &d),
+              LOOM_HALO_ERR_ARG);
+    EXPECT_NE(std::string(loom_halo_error_message()).find("intracommunicator"), std::string::npos);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
   }
   EXPECT_EQ(d, nullptr);
   EXPECT_EQ(loom_halo_destroy(&d), LOOM_HALO_ERR_ARG);
