@@ -36,7 +36,7 @@
 #include "loom/loom.h"
 #include "model/trial.hpp"
 #include "ops/method.hpp"
-#include "pack/row_loops.hpp"
+#include "pack/box_copy.hpp"
 
 namespace loom::bench {
 
@@ -563,45 +563,35 @@ std::string verify_library(Library& l, const char* name, int rank, int ranks) {
 }
 
 // One process, no communication: every ghost region of the bench's domain filled from the
-// interior region across the periodic wrap, one row at a time with the library's own row copy
-// (pack/row_loops.hpp's short-block copy, memcpy above 256 bytes).
+// interior region across the periodic wrap, with the library's own copy of boxes
+// (pack/box_copy.hpp: boxes over the same rows in one pass, a row's segments with the short-block
+// copy, memcpy above 256 bytes).
 struct Floor {
-  Domain* domain = nullptr;
-  struct Copy {
-    int from[3], to[3], size[3];  // (z, y, x) cells
-  };
-  std::vector<Copy> copies;
-  void run() {
-    Domain& d = *domain;
-    double* u = d.data();
-    // Rows along x: with interleaved fields one row carries every field of its cells.
-    const int row_fields = d.interleaved ? 1 : d.fields;
-    const size_t row_values = d.interleaved ? static_cast<size_t>(d.fields) : 1;
-    for (const Copy& c : copies)
-      for (int f = 0; f < row_fields; ++f)
-        for (int z = 0; z < c.size[0]; ++z)
-          for (int y = 0; y < c.size[1]; ++y)
-            pack::copy_block(
-                reinterpret_cast<char*>(&u[d.index(f, c.to[0] + z, c.to[1] + y, c.to[2])]),
-                reinterpret_cast<const char*>(
-                    &u[d.index(f, c.from[0] + z, c.from[1] + y, c.from[2])]),
-                static_cast<int64_t>(sizeof(double) * row_values) * c.size[2]);
+  std::vector<pack::RowPass> passes;
+  void run() const {
+    for (const pack::RowPass& p : passes) pack::run_pass(p);
   }
 };
 
 Floor make_floor(Domain& d) {
-  Floor fl;
-  fl.domain = &d;
-  for (const Direction& o : directions()) {
-    Floor::Copy c;
-    for (int a = 0; a < 3; ++a) {
-      c.size[a] = o[a] == 0 ? d.n : d.r;
-      c.to[a] = o[a] < 0 ? 0 : o[a] == 0 ? d.r : d.n + d.r;  // the ghost cells on that side
-      c.from[a] = o[a] < 0 ? d.n : d.r;                      // the interior cells on the far side
+  // Per field (interleaved: one array of cells holding every field), strides along x, y, z.
+  const int arrays = d.interleaved ? 1 : d.fields;
+  const int64_t cell = static_cast<int64_t>(sizeof(double)) * (d.interleaved ? d.fields : 1);
+  const std::array<int64_t, 3> stride{cell, cell * d.ext, cell * d.ext * d.ext};
+  std::vector<pack::BoxCopy> copies;
+  for (const Direction& o : directions())
+    for (int f = 0; f < arrays; ++f) {
+      char* base = reinterpret_cast<char*>(&d.data()[d.index(f, 0, 0, 0)]);
+      pack::BoxCopy c{base, stride, {}, base, stride, {}, {}, cell};
+      for (int a = 0; a < 3; ++a) {  // o is (z, y, x), the copy (x, y, z)
+        const int along = o[2 - a];
+        c.size[a] = along == 0 ? d.n : d.r;
+        c.to_lo[a] = along < 0 ? 0 : along == 0 ? d.r : d.n + d.r;  // the ghosts on that side
+        c.from_lo[a] = along < 0 ? d.n : d.r;  // the interior cells on the far side
+      }
+      copies.push_back(c);
     }
-    fl.copies.push_back(c);
-  }
-  return fl;
+  return {pack::row_passes(copies)};
 }
 
 struct LibraryResult {
@@ -803,7 +793,7 @@ void print_library(const std::vector<LibraryResult>& library, const MpiRun& mpi,
       "own exchanges (PMPI_*, no Loom) and the floor, one rotation in one run (ms per exchange,\n"
       "slowest rank, median [p10-p90]; soa layout; library-mpi: every pair one MPI message,\n"
       "the wrap onto oneself too; floor: each rank fills its ghosts from its own interior\n"
-      "with the library's row copy, no communication; plan: the library's MPI peers / shared\n"
+      "with the library's row passes, no communication; plan: the library's MPI peers / shared\n"
       "peers / self copy on rank 0)\n\n",
       mpi.host_mpi.c_str(), ranks, rpn && *rpn ? rpn : "unset");
   Table table({"n", "ghost bytes", "plan", "isend ms", "alltoallw ms", "library ms",

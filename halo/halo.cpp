@@ -26,8 +26,8 @@
 #include "halo/geometry.hpp"
 #include "halo/step_flags.hpp"
 #include "mpi/locality.hpp"
+#include "pack/box_copy.hpp"
 #include "pack/plan.hpp"
-#include "pack/row_loops.hpp"
 #include "place/partition.hpp"
 #include "place/placement.hpp"
 #include "place/topology.hpp"
@@ -77,23 +77,9 @@ struct PeerPlan {
   MPI_Request send_request = MPI_REQUEST_NULL, recv_request = MPI_REQUEST_NULL;
 };
 
-struct SelfCopy {
-  int field;
-  Box from, to;
-};
-
-// A ghost region filled straight from a same-node neighbour's field in node-shared memory.
-struct SharedCopy {
-  const char* from_base;  // the neighbour's field at its local cell (0, 0, 0)
-  std::array<int64_t, 3> from_stride;
-  Box from;
-  int field;  // ours
-  Box to;
-};
-
 struct SharedSource {
   int node_rank = 0;
-  std::vector<SharedCopy> copies;
+  std::vector<loom::pack::RowPass> passes;
 };
 
 constexpr loom::base::EnvVar kHaloMethods{
@@ -179,8 +165,8 @@ struct loom_halo_domain_s {
   bool realized = false;
   bool in_flight = false;
   std::vector<Field> fields;
-  std::vector<PeerPlan> peers;  // in issue order: other node first, larger first
-  std::vector<SelfCopy> self_copies;
+  std::vector<PeerPlan> peers;                   // in issue order: other node first, larger first
+  std::vector<loom::pack::RowPass> self_passes;  // the periodic wrap onto this rank
   std::vector<MPI_Request> recv_requests, send_requests;
   int node_leader = 0;  // lowest rank of this rank's node (virtual nodes included)
   // Same-node transport: fields in MPI_Win_allocate_shared memory over the node's ranks.
@@ -270,29 +256,12 @@ int host_type_of(const std::vector<Segment>& segments, const std::vector<Field>&
   return rc;
 }
 
-// A box of `element`-byte cells from one strided field into another (or the same one), row by
-// row along x with Loom's short-block copy (pack/row_loops.hpp): ghost rows are often a few
-// cells wide, where a memcpy call costs more than the bytes.
-void copy_box(const char* from_base, const std::array<int64_t, 3>& from_stride, const Box& from,
-              char* to_base, const std::array<int64_t, 3>& to_stride, const Box& to,
-              size_t element) {
-  const int64_t row = from.n[0] * static_cast<int64_t>(element);
-  const char* in = from_base + from.lo[0] * from_stride[0] + from.lo[1] * from_stride[1] +
-                   from.lo[2] * from_stride[2];
-  char* out = to_base + to.lo[0] * to_stride[0] + to.lo[1] * to_stride[1] + to.lo[2] * to_stride[2];
-  const int64_t e = static_cast<int64_t>(element);
-  const bool rows = from_stride[0] == e && to_stride[0] == e;  // else cell by cell (AoS)
-  for (int64_t k = 0; k < from.n[2]; ++k)
-    for (int64_t j = 0; j < from.n[1]; ++j) {
-      char* o = out + j * to_stride[1] + k * to_stride[2];
-      const char* i = in + j * from_stride[1] + k * from_stride[2];
-      if (rows) {
-        loom::pack::copy_block(o, i, row);
-        continue;
-      }
-      for (int64_t x = 0; x < from.n[0]; ++x)
-        loom::pack::copy_block(o + x * to_stride[0], i + x * from_stride[0], e);
-    }
+// A ghost box filled by a copy inside this process: from this rank's own field (a periodic wrap
+// onto itself) or from a same-node neighbour's field in node-shared memory.
+loom::pack::BoxCopy box_copy(const char* from_base, const std::array<int64_t, 3>& from_stride,
+                             const Box& from, const Field& to, const Box& to_box) {
+  return {from_base, from_stride, from.lo, to.base,
+          to.stride, to_box.lo,   from.n,  static_cast<int64_t>(to.element)};
 }
 
 int mpi_fail(int rc, const char* what) {
@@ -399,6 +368,8 @@ int build_plan(loom_halo_domain d) {
   using loom::halo::send_box;
   std::map<int, PeerPlan> plans;
   const int nfields = static_cast<int>(d->fields.size());
+  std::vector<loom::pack::BoxCopy> self_copies;
+  std::vector<std::vector<loom::pack::BoxCopy>> shared_copies;  // by d->sources
   // Sends, ordered by the sender's direction; the receiver orders its segments from a peer by
   // the same (the sender's) direction, so both sides agree on the merged message's layout.
   for (int s = 0; s < kDirections; ++s) {
@@ -431,7 +402,8 @@ int build_plan(loom_halo_domain d) {
     if (to.empty()) continue;
     if (slot == d->slot && (d->methods & LOOM_HALO_METHOD_SELF)) {
       const Box from = send_box(s, d->size, d->radius);
-      for (int f = 0; f < nfields; ++f) d->self_copies.push_back({f, from, to});
+      for (const Field& f : d->fields)
+        self_copies.push_back(box_copy(f.base, f.stride, from, f, to));
       continue;
     }
     const int peer = d->rank_of_slot[static_cast<size_t>(slot)];
@@ -441,8 +413,11 @@ int build_plan(loom_halo_domain d) {
                                  [q](const SharedSource& x) { return x.node_rank == q; });
       if (source == d->sources.end()) {
         d->sources.push_back({q, {}});
+        shared_copies.emplace_back();
         source = d->sources.end() - 1;
       }
+      std::vector<loom::pack::BoxCopy>& copies =
+          shared_copies[static_cast<size_t>(source - d->sources.begin())];
       const auto& their = d->partition.subdomain(slot).size;
       const std::array<int64_t, 3> their_size{their[0], their[1], their[2]};
       const Box from = send_box(s, their_size, d->radius);
@@ -456,7 +431,7 @@ int build_plan(loom_halo_domain d) {
                 (their_size[1] + d->radius.minus[1] + d->radius.plus[1])};
         const char* base = allocation + d->radius.minus[0] * stride[0] +
                            d->radius.minus[1] * stride[1] + d->radius.minus[2] * stride[2];
-        source->copies.push_back({base, stride, from, f, to});
+        copies.push_back(box_copy(base, stride, from, mine, to));
       }
       continue;
     }
@@ -467,6 +442,9 @@ int build_plan(loom_halo_domain d) {
           static_cast<size_t>(to.cells()) * d->fields[static_cast<size_t>(f)].element;
     }
   }
+  d->self_passes = loom::pack::row_passes(self_copies);
+  for (size_t i = 0; i < d->sources.size(); ++i)
+    d->sources[i].passes = loom::pack::row_passes(shared_copies[i]);
   for (auto& [peer, plan] : plans) {
     plan.peer = peer;
     plan.other_node = loom::mpi::locality(d->comm, peer) == loom::model::Locality::OtherNode;
@@ -923,7 +901,7 @@ int loom_halo_peers(loom_halo_domain d, int* mpi_peers, int* shared_peers, int* 
   if (!d->realized) return fail(LOOM_HALO_ERR_STATE, "the plan exists after loom_halo_realize");
   *mpi_peers = static_cast<int>(d->peers.size());
   *shared_peers = static_cast<int>(d->sources.size());
-  *self_copies = d->self_copies.empty() ? 0 : 1;
+  *self_copies = d->self_passes.empty() ? 0 : 1;
   return LOOM_HALO_SUCCESS;
 }
 
@@ -947,10 +925,7 @@ int loom_halo_start(loom_halo_domain d) {
     rc = PMPI_Start(&p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Start (send)");
   }
-  for (const SelfCopy& c : d->self_copies) {
-    const Field& f = d->fields[static_cast<size_t>(c.field)];
-    copy_box(f.base, f.stride, c.from, f.base, f.stride, c.to, f.element);
-  }
+  for (const loom::pack::RowPass& p : d->self_passes) loom::pack::run_pass(p);
   d->in_flight = true;
   return LOOM_HALO_SUCCESS;
 }
@@ -989,10 +964,7 @@ int loom_halo_finish(loom_halo_domain d) {
     for (const SharedSource& source : d->sources) {
       int64_t* theirs = d->flags[static_cast<size_t>(source.node_rank)];
       loom::halo::wait_published(theirs, d->step, d->spin_micros);
-      for (const SharedCopy& c : source.copies) {
-        const Field& to = d->fields[static_cast<size_t>(c.field)];
-        copy_box(c.from_base, c.from_stride, c.from, to.base, to.stride, c.to, to.element);
-      }
+      for (const loom::pack::RowPass& p : source.passes) loom::pack::run_pass(p);
       loom::halo::mark_read(theirs, d->node_rank, d->step);
     }
     // Our interior may change once every reader has copied it.
