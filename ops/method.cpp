@@ -80,8 +80,6 @@ int trial_wait_setting() {
   return wait;
 }
 
-std::atomic<int> pinned_method{-1};  // -1: not pinned, else a model::Method
-
 const char* env_dir(const char* name) {
   const char* value = std::getenv(name);
   return value && *value ? value : nullptr;
@@ -158,17 +156,17 @@ const model::Model& method_model() {
 }
 
 void preload_method_model() {
-  if (pinned_method.load(std::memory_order_relaxed) < 0 && setting() == Setting::Auto)
+  if (detail::pinned_method.load(std::memory_order_relaxed) < 0 && setting() == Setting::Auto)
     method_model();
 }
 
 void pin_method(std::optional<model::Method> method) {
-  pinned_method.store(method ? static_cast<int>(*method) : -1, std::memory_order_relaxed);
+  detail::pinned_method.store(method ? static_cast<int>(*method) : -1, std::memory_order_relaxed);
 }
 
 model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where,
                             model::Traffic traffic) {
-  if (const int pinned = pinned_method.load(std::memory_order_relaxed); pinned >= 0)
+  if (const int pinned = detail::pinned_method.load(std::memory_order_relaxed); pinned >= 0)
     return static_cast<model::Method>(pinned);
   switch (setting()) {
     case Setting::Host:
@@ -202,11 +200,13 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
   return chosen;
 }
 
+std::atomic<int> detail::pinned_method{-1};
+
 namespace {
 
-// A settled slot (TypePlan::settled): the method, and the kind's messages left before its next
-// re-check above it; kNoRecheck holds a slot settled without a verdict (below) off re-checks.
-constexpr uint32_t kMethodBits = 0xff, kOneMessage = 0x100;
+using detail::kMethodBits;
+using detail::kOneMessage;
+// kNoRecheck holds a slot settled without a verdict (below) off re-checks.
 constexpr int64_t kNoRecheck = (int64_t{1} << 24) - 1;
 uint32_t settled_slot(model::Method method, int64_t until_recheck) {
   return static_cast<uint32_t>(std::min(until_recheck, kNoRecheck)) * kOneMessage +
@@ -249,10 +249,11 @@ void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
 
 }  // namespace
 
-OnlineChoice choose_online(const TypePlan& type, int64_t message_bytes, model::Locality where,
-                           model::Traffic traffic, Side side, bool timed) {
-  const bool online =
-      config().online && message_bytes > 0 && pinned_method.load(std::memory_order_relaxed) < 0;
+OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_bytes,
+                                        model::Locality where, model::Traffic traffic, Side side,
+                                        bool timed) {
+  const bool online = config().online && message_bytes > 0 &&
+                      detail::pinned_method.load(std::memory_order_relaxed) < 0;
   const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
   // Settled kinds first: trials run only under LOOM_METHOD=auto, so a settled slot implies it.
   auto& settled = type.settled[static_cast<int>(traffic)][static_cast<int>(where)];

@@ -3,6 +3,8 @@
 // message-size bucket, so after the first message of a kind a decision is one relaxed load.
 #pragma once
 
+#include <atomic>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +12,7 @@
 #include "model/model.hpp"
 #include "mpi/host_identity.hpp"
 #include "mpi/type_registry.hpp"
+#include "runtime/runtime.hpp"
 
 namespace loom::ops {
 
@@ -37,8 +40,42 @@ struct OnlineChoice {
   model::Method method;
   int trial_slot;  // >= 0: this message's place in the kind's trial, to report
 };
-OnlineChoice choose_online(const mpi::TypePlan& type, int64_t message_bytes, model::Locality where,
-                           model::Traffic traffic, Side side, bool timed);
+namespace detail {
+// A settled slot (mpi::TypePlan::settled): 1 + the method in the low byte, the kind's messages
+// left before its next re-check above it.
+constexpr uint32_t kMethodBits = 0xff, kOneMessage = 0x100;
+extern std::atomic<int> pinned_method;  // -1: not pinned, else a model::Method
+OnlineChoice choose_online_slow(const mpi::TypePlan& type, int64_t message_bytes,
+                                model::Locality where, model::Traffic traffic, Side side,
+                                bool timed);
+}  // namespace detail
+// Inline for settled kinds between re-checks, which is nearly every message: two loads and a
+// store, no call.
+[[gnu::always_inline]] inline OnlineChoice choose_online(const mpi::TypePlan& type,
+                                                         int64_t message_bytes,
+                                                         model::Locality where,
+                                                         model::Traffic traffic, Side side,
+                                                         bool timed) {
+  if (runtime::config().online && message_bytes > 0 &&
+      detail::pinned_method.load(std::memory_order_relaxed) < 0) {
+    const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
+    auto& settled = type.settled[static_cast<int>(traffic)][static_cast<int>(where)];
+    auto& mine_slot = settled[static_cast<int>(side)][bucket];
+    const uint32_t mine = mine_slot.load(std::memory_order_relaxed);
+    if (mine >= detail::kOneMessage) {
+      // As in the slow path: a send follows its receives' verdict (method.cpp).
+      const uint32_t received =
+          side == Side::Send
+              ? settled[static_cast<int>(Side::Receive)][bucket].load(std::memory_order_relaxed) &
+                    detail::kMethodBits
+              : 0;
+      mine_slot.store(mine - detail::kOneMessage, std::memory_order_relaxed);
+      return {static_cast<model::Method>((received ? received : mine & detail::kMethodBits) - 1),
+              -1};
+    }
+  }
+  return detail::choose_online_slow(type, message_bytes, where, traffic, side, timed);
+}
 void report_trial(const mpi::TypePlan& type, int64_t message_bytes, model::Locality where,
                   model::Traffic traffic, Side side, model::MethodTrial::Ticket ticket,
                   double seconds);

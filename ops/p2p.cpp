@@ -59,25 +59,33 @@ enum class Timing : bool { Untimed, Timed };
 
 // Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
 // and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE.
-Route route(const void* buf, int elements, MPI_Datatype type, MPI_Comm comm, int peer, bool send,
-            model::Traffic traffic, Timing timing = Timing::Untimed) {
+// A device buffer: a host that cannot read device memory gets packed bytes.
+[[gnu::noinline]] Route device_route(const TypePlan& plan, int elements, MPI_Comm comm, int peer,
+                                     bool send, model::Traffic traffic) {
+  if (plan.plan.dense() && device_aware_host) return {};
+  Route r;
+  r.plan = &plan;
+  r.device = true;
+  // Beyond an int count too (PackedWire): the host must never see the device pointer.
+  r.bytes = static_cast<int64_t>(elements) * plan.plan.size();
+  int64_t lo = 0, span = 0;
+  if (send && host_copy_applies(plan.plan, elements, &lo, &span)) {
+    r.where = transport::host_locality(comm, peer);
+    if (choose_method(plan, r.bytes, r.where, traffic) == model::Method::Host)
+      r.span_lo = lo, r.span_bytes = span;
+  }
+  return r;
+}
+
+// Inline: every derived-type message asks, and a call with a Route to return costs as much as
+// the settled choice itself.
+[[gnu::always_inline]] inline Route route(const void* buf, int elements, MPI_Datatype type,
+                                          MPI_Comm comm, int peer, bool send,
+                                          model::Traffic traffic, Timing timing = Timing::Untimed) {
   if (elements <= 0 || peer == MPI_PROC_NULL || !buf || comm == MPI_COMM_NULL) return {};
   const TypePlan* plan = find_plan(type);
-  if (plan && device_memory(buf)) {  // a host that cannot read device memory gets packed bytes
-    if (plan->plan.dense() && device_aware_host) return {};
-    Route r;
-    r.plan = plan;
-    r.device = true;
-    // Beyond an int count too (PackedWire): the host must never see the device pointer.
-    r.bytes = static_cast<int64_t>(elements) * plan->plan.size();
-    int64_t lo = 0, span = 0;
-    if (send && host_copy_applies(plan->plan, elements, &lo, &span)) {
-      r.where = transport::host_locality(comm, peer);
-      if (choose_method(*plan, r.bytes, r.where, traffic) == model::Method::Host)
-        r.span_lo = lo, r.span_bytes = span;
-    }
-    return r;
-  }
+  if (plan && device_memory(buf)) [[unlikely]]
+    return device_route(*plan, elements, comm, peer, send, traffic);
   if (!plan) {
     if (!config().disabled && type != MPI_DATATYPE_NULL)
       count(send ? transport::kSendHost : transport::kRecvHost);
@@ -258,8 +266,10 @@ int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, con
   return host_send(out.buf, out.count, out.type, dest, tag, comm);
 }
 
-int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int count,
-                  MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+// Inline into each mode's entry, so that its host call is a direct one.
+[[gnu::always_inline]] inline int blocking_send(BlockingSend host_send, Timing timing,
+                                                const void* buf, int count, MPI_Datatype type,
+                                                int dest, int tag, MPI_Comm comm) {
   if (SelfChannel* self = transport::self_for_send(comm, dest, buf)) {
     // Standard, ready and synchronous sends to oneself (a synchronous one only into a posted
     // receive); buffered ones keep the host's semantics (the attached buffer).
@@ -274,7 +284,10 @@ int blocking_send(BlockingSend host_send, Timing timing, const void* buf, int co
   }
   const Route r = route(buf, count, type, comm, dest, true, kBlocking, timing);
   // Untried messages take no clock: the pass-through stays a tail call.
-  if (!r.trial) return send_on_route(host_send, r, nullptr, buf, count, type, dest, tag, comm);
+  if (!r.trial) {
+    if (!r) return host_send(buf, count, type, dest, tag, comm);
+    return send_on_route(host_send, r, nullptr, buf, count, type, dest, tag, comm);
+  }
   TrialClock clock(r);
   return send_on_route(host_send, r, &clock, buf, count, type, dest, tag, comm);
 }
@@ -419,6 +432,7 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
   }
   // Timed by the interval between posts of its kind, inside route() (method.hpp).
   const Route r = route(buf, count, type, comm, source, false, kBlocking, Timing::Timed);
+  if (!r) return host().Recv(buf, count, type, source, tag, comm, status);
   return receive_on_route(r, buf, count, type, source, tag, comm, status);
 }
 
