@@ -57,8 +57,6 @@ constexpr model::Traffic kOverlapping = model::Traffic::Exchange;
 // time, so they follow the kind's settled choice without adding to it.
 enum class Timing : bool { Untimed, Timed };
 
-// Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
-// and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE.
 // A device buffer: a host that cannot read device memory gets packed bytes.
 [[gnu::noinline]] Route device_route(const TypePlan& plan, int elements, MPI_Comm comm, int peer,
                                      bool send, model::Traffic traffic) {
@@ -77,8 +75,10 @@ enum class Timing : bool { Untimed, Timed };
   return r;
 }
 
-// Inline: every derived-type message asks, and a call with a Route to return costs as much as
-// the settled choice itself.
+// Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
+// and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE. Inline: every
+// derived-type message asks, and a call with a Route to return costs as much as the settled
+// choice itself.
 [[gnu::always_inline]] inline Route route(const void* buf, int elements, MPI_Datatype type,
                                           MPI_Comm comm, int peer, bool send,
                                           model::Traffic traffic, Timing timing = Timing::Untimed) {
