@@ -13,6 +13,7 @@
 #include "pack/device/copy_body.hpp"
 #include "pack/device/executor.hpp"
 #include "pack/device/program.hpp"
+#include "pack/device/row_copies.hpp"
 
 namespace loom::pack::device {
 
@@ -112,7 +113,20 @@ class CudaExecutor final : public Executor {
   }
   Status to_device(void* dst, const void* src, int64_t bytes) override {
     if (!init()) return unavailable();
-    return copy(dst, src, bytes, cudaMemcpyHostToDevice);
+    RowCopy rows[2];
+    const int parts = bytes < kRowCopyBelow ? contiguous_as_rows(bytes, rows) : 0;
+    if (parts == 0) return copy(dst, src, bytes, cudaMemcpyHostToDevice);
+    for (int i = 0; i < parts; ++i) {
+      const RowCopy& r = rows[i];
+      const auto w = static_cast<size_t>(r.width);
+      Status s =
+          check(cudaMemcpy2DAsync(static_cast<char*>(dst) + r.offset, w,
+                                  static_cast<const char*>(src) + r.offset, w, w,
+                                  static_cast<size_t>(r.height), cudaMemcpyHostToDevice, stream_),
+                "cudaMemcpy2DAsync");
+      if (!s) return s;
+    }
+    return check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   Status to_host(void* dst, const void* src, int64_t bytes) override {
     if (!init()) return unavailable();

@@ -168,6 +168,7 @@ bool Program::as_rows(int64_t count, Rows* rows) const {
     *rows = {count * size_, 1, count * size_, dense_disp_};
     return true;
   }
+  if (segments_.empty()) return table_as_rows(count, rows);
   if (segments_.size() != 1 || !table_.empty()) return false;
   thread_local std::vector<SegmentArgs> args;
   segment_args(nullptr, count, nullptr, &args);
@@ -185,6 +186,21 @@ bool Program::as_rows(int64_t count, Rows* rows) const {
   const int64_t pitch = a.user_stride[row_dim];
   if (pitch < width) return false;  // rows that overlap or run backwards
   *rows = {width, a.count[row_dim], pitch, a.user_disp};
+  return true;
+}
+
+// A short vector becomes a table of equal blocks at one pitch: rows too.
+bool Program::table_as_rows(int64_t count, Rows* rows) const {
+  const BlockTable& t = table_;
+  const auto entries = static_cast<int64_t>(t.len.size());
+  if (entries == 0 || t.uniform_len <= 0) return false;
+  const int64_t width = t.uniform_len;
+  const int64_t pitch = entries > 1 ? t.user_disp[1] - t.user_disp[0] : extent_;
+  if (pitch < width) return false;
+  for (int64_t i = 0; i < entries; ++i)
+    if (t.user_disp[i] != t.user_disp[0] + i * pitch || t.packed_disp[i] != i * width) return false;
+  if (count > 1 && (extent_ != entries * pitch || size_ != entries * width)) return false;
+  *rows = {width, entries * count, pitch, t.user_disp[0]};
   return true;
 }
 

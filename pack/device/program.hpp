@@ -118,6 +118,7 @@ class Program {
   struct Outer;  // loops around an op while compiling (program.cpp)
 
  private:
+  bool table_as_rows(int64_t count, Rows* rows) const;
   void add_ops(const Plan& plan, uint32_t first, uint32_t last, int64_t packed_disp,
                const Outer& outer);
 

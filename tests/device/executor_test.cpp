@@ -18,6 +18,7 @@
 #include "pack/device/executor.hpp"
 #include "pack/device/fast_divmod.hpp"
 #include "pack/device/program.hpp"
+#include "pack/device/row_copies.hpp"
 #include "pack/plan.hpp"
 #include "tests/unit/random_layout.hpp"
 #include "types/ir.hpp"
@@ -239,6 +240,93 @@ TEST(FastDivmod, MatchesDivisionEverywhere) {
       ASSERT_EQ(r, n % d) << n << " % " << d;
     }
   }
+}
+
+// Small host-to-device copies go as 2-D copies of rows (row_copies.hpp): every byte exactly once,
+// at least two rows per copy.
+TEST(RowCopies, CoverEveryByteOnceInRowsOfAtLeastTwo) {
+  pack::device::RowCopy rows[2];
+  EXPECT_EQ(pack::device::contiguous_as_rows(0, rows), 0);
+  EXPECT_EQ(pack::device::contiguous_as_rows(1, rows), 0);
+  for (int64_t bytes = 2; bytes <= 5000; ++bytes) {
+    const int parts = pack::device::contiguous_as_rows(bytes, rows);
+    ASSERT_TRUE(parts == 1 || parts == 2) << bytes;
+    std::vector<int> covered(static_cast<size_t>(bytes), 0);
+    for (int i = 0; i < parts; ++i) {
+      ASSERT_GE(rows[i].height, 2) << bytes;
+      ASSERT_LE(rows[i].height, 16) << bytes;
+      ASSERT_GE(rows[i].width, 1) << bytes;
+      for (int64_t b = 0; b < rows[i].width * rows[i].height; ++b) {
+        ASSERT_LT(rows[i].offset + b, bytes) << bytes;
+        ++covered[static_cast<size_t>(rows[i].offset + b)];
+      }
+    }
+    for (int64_t b = 0; b < bytes; ++b) ASSERT_EQ(covered[static_cast<size_t>(b)], 1) << bytes;
+  }
+}
+
+// Where a program says it is rows (a copy engine's 2-D copy), those rows are its blocks, byte for
+// byte in packed order; short vectors, which compile to a table, are rows too.
+TEST(ProgramRows, RowsAreTheTypemapsBlocks) {
+  for (int64_t n = 1; n <= 20; ++n)
+    for (int64_t block : {1, 4, 16, 256})
+      for (int64_t gap : {0, 1, 256})
+        for (int64_t count : {1, 3}) {
+          const auto v = make_repeat(n, block + gap, make_dense(block));
+          const types::Layout layout = {{0, v}};
+          for (int64_t extent : {n * (block + gap), n * (block + gap) + 8}) {
+            const pack::Plan plan(types::canonicalize(layout), extent, pack::Isa::Scalar);
+            pack::device::Rows rows;
+            const std::string what = "n=" + std::to_string(n) + " block=" + std::to_string(block) +
+                                     " gap=" + std::to_string(gap) +
+                                     " count=" + std::to_string(count) +
+                                     " extent=" + std::to_string(extent);
+            const bool regular = extent == n * (block + gap) || count == 1;
+            const bool is_rows = plan.device_program().as_rows(count, &rows);
+            if (regular) {
+              EXPECT_TRUE(is_rows) << what;
+            }
+            if (!is_rows) continue;
+            std::vector<int64_t> from_rows, from_typemap;
+            for (int64_t r = 0; r < rows.height; ++r)
+              for (int64_t b = 0; b < rows.width; ++b)
+                from_rows.push_back(rows.user_disp + r * rows.pitch + b);
+            for (auto [off, len] : test::block_stream(layout, count, extent))
+              for (int64_t b = 0; b < len; ++b) from_typemap.push_back(off + b);
+            ASSERT_EQ(from_rows, from_typemap) << what;
+          }
+        }
+}
+
+// Host-to-device and device-to-host copies of every small size, odd and prime ones too, at every
+// offset within 16 bytes, with guard bytes around them on the device.
+TEST_P(ExecutorTest, CopiesOfSmallSizes) {
+  if (!on_device(GetParam())) GTEST_SKIP() << "the CPU executor has no device memory";
+  Executor& e = device_executor(GetParam());
+  std::vector<int64_t> sizes;
+  for (int64_t n = 1; n <= 70; ++n) sizes.push_back(n);
+  for (int64_t n : {127, 1021, 1024, 4093, 4096, 16381, 16384, 32767, 32768, 32769, 65536})
+    sizes.push_back(n);
+  const int64_t room = 65536 + 16 + 2 * kGuardBytes;
+  char* device = static_cast<char*>(e.allocate(room));
+  ASSERT_TRUE(device);
+  std::vector<char> guards(static_cast<size_t>(room), char(kGuard)), got(static_cast<size_t>(room));
+  for (int64_t bytes : sizes)
+    for (int64_t shift : {0, 1, 3, 8, 15}) {
+      std::vector<char> data(static_cast<size_t>(bytes));
+      for (int64_t i = 0; i < bytes; ++i)
+        data[static_cast<size_t>(i)] = static_cast<char>(i * 37 + bytes);
+      ASSERT_TRUE(e.to_device(device, guards.data(), room));
+      ASSERT_TRUE(e.to_device(device + kGuardBytes + shift, data.data(), bytes));
+      ASSERT_TRUE(e.to_host(got.data(), device, room));
+      std::vector<char> expect = guards;
+      std::copy(data.begin(), data.end(), expect.begin() + kGuardBytes + shift);
+      ASSERT_EQ(expect, got) << "bytes=" << bytes << " shift=" << shift;
+      std::vector<char> back(static_cast<size_t>(bytes));
+      ASSERT_TRUE(e.to_host(back.data(), device + kGuardBytes + shift, bytes));
+      ASSERT_EQ(data, back) << "to_host bytes=" << bytes << " shift=" << shift;
+    }
+  e.release(device);
 }
 
 TEST_P(ExecutorTest, VectorsOfEveryBlockSize) {
