@@ -249,10 +249,13 @@ void copy_span_to_host(const void* device, int64_t bytes, void* host) {
   runtime::count(kSpans);
 }
 
-void pack_between(const pack::Plan& plan, const void* user, int64_t count, void* out) {
+namespace {
+
+// Where the caller knows both sides (from_device: `user` is device memory; to_device: `out`).
+void pack_sides(const pack::Plan& plan, const void* user, int64_t count, void* out,
+                bool from_device, bool to_device) {
   const int64_t bytes = count * plan.size();
   if (bytes <= 0) return;
-  const bool from_device = device_memory(user), to_device = device_memory(out);
   const pack::device::Program& program = plan.device_program();
   if (program.dense() && from_device != to_device) {  // one copy across, nothing to pack
     const char* at = static_cast<const char*>(user) + program.dense_disp();
@@ -274,10 +277,10 @@ void pack_between(const pack::Plan& plan, const void* user, int64_t count, void*
   count_call(kStaged, kStagedBytes, static_cast<uint64_t>(bytes));
 }
 
-void unpack_between(const pack::Plan& plan, const void* in, int64_t count, void* user) {
+void unpack_sides(const pack::Plan& plan, const void* in, int64_t count, void* user,
+                  bool from_device, bool to_device) {
   const int64_t bytes = count * plan.size();
   if (bytes <= 0) return;
-  const bool from_device = device_memory(in), to_device = device_memory(user);
   const pack::device::Program& program = plan.device_program();
   pack::device::Rows rows;
   if (program.dense() && from_device != to_device) {
@@ -301,6 +304,21 @@ void unpack_between(const pack::Plan& plan, const void* in, int64_t count, void*
     must(pack::device::unpack_sync(*active, plan, staged, count, user), "unpack");
   }
   count_call(kStaged, kStagedBytes, static_cast<uint64_t>(bytes));
+}
+
+}  // namespace
+
+void pack_between(const pack::Plan& plan, const void* user, int64_t count, void* out) {
+  pack_sides(plan, user, count, out, device_memory(user), device_memory(out));
+}
+void unpack_between(const pack::Plan& plan, const void* in, int64_t count, void* user) {
+  unpack_sides(plan, in, count, user, device_memory(in), device_memory(user));
+}
+void pack_from_device(const pack::Plan& plan, const void* user, int64_t count, void* host_out) {
+  pack_sides(plan, user, count, host_out, true, false);
+}
+void unpack_to_device(const pack::Plan& plan, const void* host_in, int64_t count, void* user) {
+  unpack_sides(plan, host_in, count, user, false, true);
 }
 
 }  // namespace loom::exec

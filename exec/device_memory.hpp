@@ -51,5 +51,9 @@ void copy_span_to_host(const void* device, int64_t bytes, void* host);
 // buffer may be device or host memory. Blocks until done.
 void pack_between(const pack::Plan& plan, const void* user, int64_t count, void* out);
 void unpack_between(const pack::Plan& plan, const void* in, int64_t count, void* user);
+// The same where the caller knows that `user` is device memory and the other buffer host memory
+// (staging): nothing is looked up again (each lookup is a driver call).
+void pack_from_device(const pack::Plan& plan, const void* user, int64_t count, void* host_out);
+void unpack_to_device(const pack::Plan& plan, const void* host_in, int64_t count, void* user);
 
 }  // namespace loom::exec

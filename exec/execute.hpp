@@ -14,7 +14,11 @@
 
 namespace loom::exec {
 
-enum class MemoryKind : uint8_t { Host, Device };
+enum class MemoryKind : uint8_t {
+  Host,        // both buffers host memory: the CPU executor
+  Device,      // either may be device memory: each buffer is looked up
+  UserDevice,  // the user's buffer is device memory and the packed one host memory (staging)
+};
 
 // Time inside the pack and unpack kernels, wherever they run (LOOM_STATS=1 only).
 inline const runtime::Counter kPackTime =
@@ -33,6 +37,8 @@ inline const bool kPackFormat = runtime::format_area("pack", {20});
                                         void* out, MemoryKind kind) {
   if (kind == MemoryKind::Host)
     plan.pack(user, count, out);
+  else if (kind == MemoryKind::UserDevice)
+    pack_from_device(plan, user, count, out);
   else
     pack_between(plan, user, count, out);
 }
@@ -40,6 +46,8 @@ inline const bool kPackFormat = runtime::format_area("pack", {20});
                                           void* user, MemoryKind kind) {
   if (kind == MemoryKind::Host)
     plan.unpack(in, count, user);
+  else if (kind == MemoryKind::UserDevice)
+    unpack_to_device(plan, in, count, user);
   else
     unpack_between(plan, in, count, user);
 }

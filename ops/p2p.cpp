@@ -156,7 +156,7 @@ void pack_into(const Route& r, const void* buf, int count, char* out) {
   {
     KernelTimer timer(kPackTime);
     exec::pack(r.plan->plan, buf, count, out,
-               r.device ? exec::MemoryKind::Device : exec::MemoryKind::Host);
+               r.device ? exec::MemoryKind::UserDevice : exec::MemoryKind::Host);
   }
   count_call(transport::kSendPacked, transport::kSendBytes, static_cast<uint64_t>(r.bytes));
 }
@@ -200,15 +200,16 @@ Outgoing stage_send(const Route& r, const void* buf, int elements, MPI_Datatype 
 class StagedRecv final : public PendingOp {
  public:
   StagedRecv(std::shared_ptr<const TypePlan> type, void* buf, int count, StagingBuffer staging,
-             bool persistent)
+             bool persistent, bool device)
       : type_(std::move(type)),
         buf_(buf),
         count_(count),
         staging_(std::move(staging)),
-        persistent_(persistent) {}
+        persistent_(persistent),
+        device_(device) {}
   int on_complete(MPI_Status* status) override {
     unpack_received(*type_, staging_.data(), received_bytes(*status, status->MPI_ERROR), buf_,
-                    count_);
+                    count_, true, device_);
     return MPI_SUCCESS;
   }
   bool persistent() const override { return persistent_; }
@@ -219,18 +220,23 @@ class StagedRecv final : public PendingOp {
   int count_;
   StagingBuffer staging_;
   bool persistent_;
+  bool device_;  // buf_ is device memory
 };
 
 // Persistent send: every MPI_Start packs the user's current data.
 class PersistentSend final : public PendingOp {
  public:
   PersistentSend(std::shared_ptr<const TypePlan> type, const void* buf, int count,
-                 StagingBuffer staging)
-      : type_(std::move(type)), buf_(buf), count_(count), staging_(std::move(staging)) {}
+                 StagingBuffer staging, bool device)
+      : type_(std::move(type)),
+        buf_(buf),
+        count_(count),
+        staging_(std::move(staging)),
+        kind_(device ? exec::MemoryKind::UserDevice : exec::MemoryKind::Host) {}
   int on_start() override {
     {
       KernelTimer timer(kPackTime);
-      exec::pack(type_->plan, buf_, count_, staging_.data(), exec::memory_kind(buf_));
+      exec::pack(type_->plan, buf_, count_, staging_.data(), kind_);
     }
     count_call(transport::kSendPacked, transport::kSendBytes, staging_.size());
     return MPI_SUCCESS;
@@ -243,6 +249,7 @@ class PersistentSend final : public PendingOp {
   const void* buf_;
   int count_;
   StagingBuffer staging_;
+  exec::MemoryKind kind_;
 };
 
 using BlockingSend = decltype(HostMpi::Send);
@@ -333,7 +340,7 @@ int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Da
   const int rc = host_init(staging.data(), wire.count(), wire.type(), dest, tag, comm, request);
   if (rc == MPI_SUCCESS)
     track_request(*request, std::make_unique<PersistentSend>(std::move(shared), buf, count,
-                                                             std::move(staging)));
+                                                             std::move(staging), r.device));
   return rc;
 }
 
@@ -355,7 +362,7 @@ int receive_staged(const Route& r, char* staged, void* buf, int count, int sourc
   StatusSlot slot(status);
   const PackedWire wire(r.bytes);
   const int rc = host().Recv(staged, wire.count(), wire.type(), source, tag, comm, slot.get());
-  unpack_received(*r.plan, staged, received_bytes(*slot.get(), rc), buf, count);
+  unpack_received(*r.plan, staged, received_bytes(*slot.get(), rc), buf, count, true, r.device);
   return rc;
 }
 
@@ -451,7 +458,7 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
       host().Irecv(staging.data(), wire.count(), wire.type(), source, tag, comm, request);
   if (rc == MPI_SUCCESS)
     track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
-                                                         std::move(staging), false));
+                                                         std::move(staging), false, r.device));
   return rc;
 }
 
@@ -470,7 +477,7 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
       host().Recv_init(staging.data(), wire.count(), wire.type(), source, tag, comm, request);
   if (rc == MPI_SUCCESS)
     track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
-                                                         std::move(staging), true));
+                                                         std::move(staging), true, r.device));
   return rc;
 }
 
@@ -516,7 +523,7 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
                       recv ? recv_wire.type() : recvtype, source, recvtag, comm, slot.get());
   if (recv)
     unpack_received(*recv.plan, packed_recv.data(), received_bytes(*slot.get(), rc), recvbuf,
-                    recvcount);
+                    recvcount, true, recv.device);
   return rc;
 }
 
@@ -534,7 +541,8 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
   StatusSlot slot(status);
   const int rc = host().Sendrecv_replace(staging.data(), wire.count(), wire.type(), dest, sendtag,
                                          source, recvtag, comm, slot.get());
-  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
+  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count, true,
+                  r.device);
   return rc;
 }
 
@@ -549,7 +557,8 @@ int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Sta
   const PackedWire wire(r.bytes);
   StatusSlot slot(status);
   const int rc = host().Mrecv(staging.data(), wire.count(), wire.type(), message, slot.get());
-  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count);
+  unpack_received(*r.plan, staging.data(), received_bytes(*slot.get(), rc), buf, count, true,
+                  r.device);
   return rc;
 }
 
@@ -564,7 +573,7 @@ int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Re
   const int rc = host().Imrecv(staging.data(), wire.count(), wire.type(), message, request);
   if (rc == MPI_SUCCESS)
     track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
-                                                         std::move(staging), false));
+                                                         std::move(staging), false, r.device));
   return rc;
 }
 

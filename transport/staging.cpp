@@ -233,11 +233,13 @@ void PackedWire::free_type() {
 }
 
 void unpack_received(const TypePlan& type, const char* staged, int64_t received, void* buf,
-                     int count, bool as_receive) {
+                     int count, bool as_receive, std::optional<bool> user_on_device) {
   const int64_t size = type.plan.size();
   if (size <= 0 || received <= 0) return;
   const int64_t whole = std::min<int64_t>(received / size, count);
-  const exec::MemoryKind kind = exec::memory_kind(buf);
+  // Staging is host memory: a device buffer's side is all there is to know.
+  const bool device = user_on_device ? *user_on_device : exec::device_memory(buf);
+  const exec::MemoryKind kind = device ? exec::MemoryKind::UserDevice : exec::MemoryKind::Host;
   KernelTimer timer(exec::kUnpackTime);
   exec::unpack(type.plan, staged, whole, buf, kind);
   const int64_t rest = std::min(received - whole * size, size);

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "mpi/requests.hpp"
@@ -99,9 +100,11 @@ class HeldStaging final : public mpi::PendingOp {
 // message may end inside an element (a shorter send of another type, or a truncated
 // one): the partial element's received bytes are written and its other bytes kept.
 // `as_receive`: counted in LOOM_STATS as a receive Loom unpacked (a message to oneself that
-// Loom delivers is counted as such instead).
+// Loom delivers is counted as such instead). `user_on_device`: what the caller knows of `buf`
+// (nothing: it is looked up).
 void unpack_received(const mpi::TypePlan& type, const char* staged, int64_t received, void* buf,
-                     int count, bool as_receive = true);
+                     int count, bool as_receive = true,
+                     std::optional<bool> user_on_device = std::nullopt);
 // The bytes a completed receive delivered into staging, given its error code. After
 // MPI_ERR_TRUNCATE Open MPI delivers the bytes that fit (the status says how many), so
 // Loom unpacks them as the host would have; MPICH 4.0 delivers nothing to a derived

@@ -3,13 +3,16 @@
 # The device calls of 2026-11-28 (H200) that made this folder, as run there from the repository
 # root with .gpu-carry/ holding bundle.tar.xz (tools/gpu-bundle.sh of the code under test;
 # call 3 also bundle-old.tar.xz of 95507ca) and smallcopy-openmpi / smallcopy-mpich (smallcopy.cu
-# built against each MPI):   bash calls.sh 1|2|3|4|5
+# built against each MPI; call 6 also old-openmpi/ and old-mpich/ holding libloom.so of 24df679):
+#   bash calls.sh 1|2|3|4|5|6
 # Calls 2-4 ran earlier copies of smallcopy.cu, identical but for their built-in variant and size
 # lists (the arguments below) and 200 trips per run.
 set -uo pipefail
+n=0
 call=${1:?call number}
 res=/tmp/res
 mkdir -p $res /tmp/new /tmp/old
+repo=$PWD
 tar -C /tmp/new -xJf .gpu-carry/bundle.tar.xz && cp -r tools .gpu-carry/smallcopy-* /tmp/new/
 [[ $call == 3 ]] && tar -C /tmp/old -xJf .gpu-carry/bundle-old.tar.xz
 cd /tmp/new || exit 1
@@ -23,7 +26,7 @@ checks() { OUT=$res GPU_CHECK_MEMCHECK=0 GPU_CHECK_BENCH=0 GPU_CHECK_PINGPONG="$
 pingpong() {  # tree mpi label args...
   local tree=$1 m=$2 label=$3; shift 3
   (cd $tree && source gpu-bundle/$m/mpi-runtime/env.sh
-   export LD_LIBRARY_PATH=$PWD/gpu-bundle/$m/interpose:$PWD/gpu-bundle/$m/halo:$LD_LIBRARY_PATH:$PWD/gpu-bundle/$m/lib
+   export LD_LIBRARY_PATH=${LIB_FIRST:+$LIB_FIRST:}$PWD/gpu-bundle/$m/interpose:$PWD/gpu-bundle/$m/halo:$LD_LIBRARY_PATH:$PWD/gpu-bundle/$m/lib
    LOOM_STATS=1 timeout 150 mpiexec -n 2 gpu-bundle/$m/loom-bench gpu-pingpong "$@" \
      --json $res/$label.json > $res/$label.txt 2>&1
    quiet < $res/$label.txt)
@@ -50,5 +53,13 @@ case $call in
      pingpong /tmp/new openmpi openmpi-sizes --blocks 0 --sizes $SIZES
      pingpong /tmp/new openmpi openmpi-b256 --blocks 256 --sizes 1K,2K,4K,16K,32K
      pingpong /tmp/new mpich mpich-sizes --blocks 0 --sizes $SIZES ;;
+  6) smallcopy openmpi smallcopy-lookup.txt lookup
+     checks
+     for run in new old new old; do
+       for m in openmpi mpich; do
+         if [[ $run == old ]]; then export LIB_FIRST=$repo/.gpu-carry/old-$m; else unset LIB_FIRST; fi
+         pingpong /tmp/new $m $m-$run-$((++n)) --sizes 4K,32K,64K,256K
+       done
+     done ;;
 esac
 tar -C $res -czf "$OUT/results$call.tgz" .

@@ -23,6 +23,7 @@
 //   h2d_pad_only       the padded copy alone (not a correct delivery; shows the size effect)
 // Build: nvcc -O2 -std=c++17 smallcopy.cu $(mpicxx --showme:compile) $(mpicxx --showme:link)
 // Run:   mpiexec -n 2 ./smallcopy [VARIANT,...] [BYTES,...]   (one-way us, three runs each)
+//        mpiexec -n 2 ./smallcopy lookup   (the cost of cudaPointerGetAttributes, rank 0)
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -184,6 +185,22 @@ int main(int argc, char** argv) {
   c.spread = pinned(2 * max_bytes);
   CHECK(cudaStreamCreateWithFlags(&c.stream, cudaStreamDefault));
   CHECK(cudaStreamCreateWithFlags(&c.stream_nb, cudaStreamNonBlocking));
+  if (argc > 1 && std::strcmp(argv[1], "lookup") == 0) {  // cost of one pointer lookup
+    std::vector<char> pageable(4096);
+    const std::pair<const char*, const void*> pointers[] = {
+        {"device", c.dev}, {"pinned", c.host}, {"pageable", pageable.data()}};
+    for (const auto& [name, p] : pointers) {
+      cudaPointerAttributes attr{};
+      const int reps = 100000;
+      const double t0 = MPI_Wtime();
+      for (int i = 0; i < reps; ++i) cudaPointerGetAttributes(&attr, p);
+      if (rank == 0)
+        std::printf("cudaPointerGetAttributes %-8s %.3f us\n", name,
+                    (MPI_Wtime() - t0) / reps * 1e6);
+    }
+    MPI_Finalize();
+    return 0;
+  }
   const std::vector<std::string> variants = split(
       argc > 1 ? argv[1] : "host,copy1d,copy1d_nb,legacy,copy2d,d2h1d_h2d2d,d2h2d_h2d1d,kernel");
   std::vector<size_t> sizes;
