@@ -479,11 +479,15 @@ struct Library {
   int64_t stride[3] = {0, 0, 0};
   int64_t origin[3] = {0, 0, 0}, size[3] = {0, 0, 0}, global[3] = {0, 0, 0};
   int radius = 0, fields = 0;
-  int peers[3] = {0, 0, 0};  // loom_halo_peers: MPI, shared, self
-  std::string error;         // "" once realized
+  int peers[3] = {0, 0, 0};                   // loom_halo_peers: MPI, shared, self
+  std::string error;                          // "" once realized
+  std::vector<std::vector<double>> attached;  // the fields' memory when the bench attaches it
 };
 
-Library make_library(const Grid& g, int n, const Options& opt, unsigned methods) {
+// `attach`: the fields are the bench's own arrays (loom_halo_attach_field), laid out as the
+// library lays out its own, so that only the transports differ.
+Library make_library(const Grid& g, int n, const Options& opt, unsigned methods,
+                     bool attach = false) {
   Library l;
   l.radius = opt.radius;
   l.fields = opt.fields;
@@ -493,9 +497,18 @@ Library make_library(const Grid& g, int n, const Options& opt, unsigned methods)
   int rc =
       loom_halo_create(MPI_COMM_WORLD, l.global, radius, periodic, LOOM_HALO_BOX, 0, &l.domain);
   if (rc == LOOM_HALO_SUCCESS) rc = loom_halo_set_methods(l.domain, methods);
+  const int64_t ext = n + 2 * opt.radius, e = static_cast<int64_t>(sizeof(double));
+  const int64_t strides[3] = {e, e * ext, e * ext * ext};
   for (int f = 0; f < opt.fields && rc == LOOM_HALO_SUCCESS; ++f) {
     int index = 0;
-    rc = loom_halo_add_field_type(l.domain, MPI_DOUBLE, &index);
+    if (attach) {
+      l.attached.emplace_back(static_cast<size_t>(ext * ext * ext));
+      char* base = reinterpret_cast<char*>(l.attached.back().data()) +
+                   opt.radius * (strides[0] + strides[1] + strides[2]);
+      rc = loom_halo_attach_field(l.domain, sizeof(double), base, strides, &index);
+    } else {
+      rc = loom_halo_add_field_type(l.domain, MPI_DOUBLE, &index);
+    }
   }
   if (rc == LOOM_HALO_SUCCESS) rc = loom_halo_realize(l.domain);
   if (rc != LOOM_HALO_SUCCESS) {
@@ -598,9 +611,10 @@ struct LibraryResult {
   int n = 0;
   int64_t bytes_per_exchange = 0;  // ghost bytes filled on each rank
   int peers[3] = {0, 0, 0};        // the all-transport library's plan on rank 0
+  int attached_shared_peers = 0;   // the attached-field library's same-node peers on rank 0
   // Seconds per exchange (slowest rank): isend, alltoallw (host), library (all), library
-  // (MPI only), floor.
-  static constexpr int kPaths = 5;
+  // (MPI only), floor, library with attached fields (all transports).
+  static constexpr int kPaths = 6;
   Summary times[kPaths];
   int exchanges_per_sample = 0;
   std::string verify_error;
@@ -609,9 +623,9 @@ struct LibraryResult {
     return times[faster].median > 0 ? times[slower].median / times[faster].median : 0;
   }
 };
-constexpr const char* kLibraryPaths[LibraryResult::kPaths] = {"isend", "alltoallw", "library",
-                                                              "library-mpi", "floor"};
-enum LibraryPath { kIsend, kAlltoallw, kLibrary, kLibraryMpi, kFloor };
+constexpr const char* kLibraryPaths[LibraryResult::kPaths] = {
+    "isend", "alltoallw", "library", "library-mpi", "floor", "library-attached"};
+enum LibraryPath { kIsend, kAlltoallw, kLibrary, kLibraryMpi, kFloor, kLibraryAttached };
 
 LibraryResult run_library_case(int n, const Grid& g, const Options& opt, int rank, int ranks) {
   LibraryResult r;
@@ -625,7 +639,9 @@ LibraryResult run_library_case(int n, const Grid& g, const Options& opt, int ran
   Exchange alltoallw = make_exchange(Variant::Alltoallw, g, d, h);
   Library all = make_library(g, n, opt, LOOM_HALO_METHODS_ALL);
   Library mpi_only = make_library(g, n, opt, LOOM_HALO_METHOD_MPI);
+  Library attached = make_library(g, n, opt, LOOM_HALO_METHODS_ALL, true);
   std::copy(std::begin(all.peers), std::end(all.peers), std::begin(r.peers));
+  r.attached_shared_peers = attached.peers[1];
   Floor floor = make_floor(d);
   const Path& host = host_path();
 
@@ -635,7 +651,8 @@ LibraryResult run_library_case(int n, const Grid& g, const Options& opt, int ran
       const std::string e = verify(host, *x, rank, ranks);
       if (!e.empty()) append_error(&errors, e + when);
     }
-    for (auto [l, name] : {std::pair{&all, "library"}, std::pair{&mpi_only, "library-mpi"}}) {
+    for (auto [l, name] : {std::pair{&all, "library"}, std::pair{&mpi_only, "library-mpi"},
+                           std::pair{&attached, "library-attached"}}) {
       const std::string e = verify_library(*l, name, rank, ranks);
       if (!e.empty()) append_error(&errors, e + when);
     }
@@ -651,12 +668,15 @@ LibraryResult run_library_case(int n, const Grid& g, const Options& opt, int ran
     return errors;
   };
   r.verify_error = verify_all("");
-  const bool libraries_ok = all.error.empty() && mpi_only.error.empty();
+  const bool libraries_ok = all.error.empty() && mpi_only.error.empty() && attached.error.empty();
 
   const std::function<void()> paths[LibraryResult::kPaths] = {
-      [&] { isend.run(host); }, [&] { alltoallw.run(host); },
-      [&] { loom_halo_exchange(all.domain); }, [&] { loom_halo_exchange(mpi_only.domain); },
-      [&] { floor.run(); }};
+      [&] { isend.run(host); },
+      [&] { alltoallw.run(host); },
+      [&] { loom_halo_exchange(all.domain); },
+      [&] { loom_halo_exchange(mpi_only.domain); },
+      [&] { floor.run(); },
+      [&] { loom_halo_exchange(attached.domain); }};
   if (libraries_ok) {
     // Calibration as run_case: one exchange per path, rank 0 decides, broadcast.
     double once[LibraryResult::kPaths] = {};
@@ -693,7 +713,7 @@ LibraryResult run_library_case(int n, const Grid& g, const Options& opt, int ran
     const std::string after = verify_all(" (after timing)");
     if (!after.empty()) append_error(&r.verify_error, after);
   }
-  for (Library* l : {&all, &mpi_only})
+  for (Library* l : {&all, &mpi_only, &attached})
     if (l->domain) loom_halo_destroy(&l->domain);
   if (alltoallw.graph != MPI_COMM_NULL) MPI_Comm_free(&alltoallw.graph);
   h.free();
@@ -772,6 +792,8 @@ void write_json(const Options& opt, int ranks, const Grid& g,
     j.field("alltoallw_over_library", r.ratio(kAlltoallw, kLibrary));
     j.field("library_over_floor", r.ratio(kLibrary, kFloor));
     j.field("isend_over_library_mpi", r.ratio(kIsend, kLibraryMpi));
+    j.field("library_attached_shared_peers", r.attached_shared_peers);
+    j.field("isend_over_library_attached", r.ratio(kIsend, kLibraryAttached));
     j.field("exchanges_per_sample", r.exchanges_per_sample);
     write_verification(j, r.verify_error);
   });
@@ -794,20 +816,23 @@ void print_library(const std::vector<LibraryResult>& library, const MpiRun& mpi,
       "slowest rank, median [p10-p90]; soa layout; library-mpi: every pair one MPI message,\n"
       "the wrap onto oneself too; floor: each rank fills its ghosts from its own interior\n"
       "with the library's row passes, no communication; plan: the library's MPI peers / shared\n"
-      "peers / self copy on rank 0)\n\n",
+      "peers / self copy on rank 0; lib-att: the library on fields the bench attached, which\n"
+      "are not in node-shared memory, so same-node pairs exchange MPI messages too; after 's'\n"
+      "its shared peers on rank 0)\n\n",
       mpi.host_mpi.c_str(), ranks, rpn && *rpn ? rpn : "unset");
   Table table({"n", "ghost bytes", "plan", "isend ms", "alltoallw ms", "library ms",
-               "library-mpi ms", "floor ms", "isend/lib", "a2aw/lib", "lib/floor", "isend/lib-mpi",
-               "data"});
+               "library-mpi ms", "floor ms", "lib-att ms", "isend/lib", "a2aw/lib", "lib/floor",
+               "isend/lib-mpi", "isend/lib-att", "data"});
   for (const auto& r : library)
     table.add_row(
         {format("%d", r.n), human_bytes(r.bytes_per_exchange),
          format("%d/%d/%d", r.peers[0], r.peers[1], r.peers[2]), msec_cell(r.times[kIsend]),
          msec_cell(r.times[kAlltoallw]), msec_cell(r.times[kLibrary]),
          msec_cell(r.times[kLibraryMpi]), msec_cell(r.times[kFloor]),
+         msec_cell(r.times[kLibraryAttached]) + format(" s%d", r.attached_shared_peers),
          format("%.2fx", r.ratio(kIsend, kLibrary)), format("%.2fx", r.ratio(kAlltoallw, kLibrary)),
          format("%.2fx", r.ratio(kLibrary, kFloor)), format("%.2fx", r.ratio(kIsend, kLibraryMpi)),
-         r.verified() ? "ok" : "MISMATCH"});
+         format("%.2fx", r.ratio(kIsend, kLibraryAttached)), r.verified() ? "ok" : "MISMATCH"});
   table.print(stdout);
   std::printf("\nTargets (issue #24, worst case):\n");
   const LibraryTargets targets(library);
