@@ -1,9 +1,11 @@
 // Loom halo: the domain, its persistent plan and the C API of include/loom/halo.h.
 // See docs/halo.md. Transports: a rank that is its own neighbour (periodic wrap) copies
-// interior to ghost directly; every other neighbour pair gets one persistent host-MPI message
-// each way per exchange, every direction and field between the pair merged, packed into and
-// unpacked from persistent buffers. Those messages are bytes already packed, so their requests
-// go to the host MPI directly (PMPI_*): a preloaded libloom.so would only add a layer.
+// interior to ghost directly; a same-node neighbour's interior is copied straight from
+// node-shared memory (or, with attached fields, unpacked from the neighbour's node-shared pack
+// area); every other pair gets one persistent host-MPI message each way per exchange, every
+// direction and field between the pair merged, packed into and unpacked from persistent buffers.
+// Those messages are bytes already packed, so their requests go to the host MPI directly
+// (PMPI_*): a preloaded libloom.so would only add a layer.
 #include "loom/halo.h"
 
 #include <unistd.h>
@@ -79,13 +81,27 @@ struct PeerPlan {
 
 struct SharedSource {
   int node_rank = 0;
-  std::vector<loom::pack::RowPass> passes;
+  std::vector<loom::pack::RowPass> passes;  // fields in node-shared memory: copied directly
+  // Attached fields: the source packs what this rank needs into `area`, in its node-shared
+  // segment, and this rank unpacks it from there.
+  std::unique_ptr<loom::pack::Plan> unpack;
+  const char* area = nullptr;
+};
+
+// A same-node reader of this rank's attached fields: the faces it needs, packed into `area` in
+// this rank's node-shared segment at the start of each exchange.
+struct StagedReader {
+  int node_rank = 0;
+  std::vector<Segment> segments;
+  std::unique_ptr<loom::pack::Plan> pack;
+  char* area = nullptr;
 };
 
 constexpr loom::base::EnvVar kHaloMethods{
     "LOOM_HALO_METHODS", "self,shared,mpi",
     "transports the halo library may use, comma-separated: self (a rank's periodic wrap onto "
-    "itself copied directly), shared (same-node neighbours read from node-shared memory), mpi "
+    "itself copied directly), shared (same-node neighbours read from node-shared memory; "
+    "attached fields through node-shared pack areas), mpi "
     "(one packed message per pair: the fallback, always included). Set it alike on every rank"};
 
 constexpr loom::base::EnvVar kHostTypesAbove{
@@ -184,7 +200,11 @@ struct loom_halo_domain_s {
   std::vector<int64_t*> flags;  // by node rank
   std::vector<SharedSource> sources;
   std::vector<int> readers;  // node ranks that read from this rank
-  int spin_micros = 0;       // flag waits: kSpinMicros, or 0 with more node ranks than cores
+  // A domain with an attached field (the user's memory, not node-shared): each rank's segment
+  // holds its flags and one pack area per same-node reader instead of its fields.
+  bool staged = false;
+  std::vector<StagedReader> staged_readers;
+  int spin_micros = 0;  // flag waits: kSpinMicros, or 0 with more node ranks than cores
   int64_t step = 0;
 };
 
@@ -363,6 +383,9 @@ size_t field_offset(const loom_halo_domain_s* d, const std::array<int64_t, 3>& s
   return offset;
 }
 
+int open_window(loom_halo_domain d, size_t bytes);
+int open_staging(loom_halo_domain d, std::vector<std::vector<Segment>>& receives);
+
 int build_plan(loom_halo_domain d) {
   using loom::halo::recv_box;
   using loom::halo::send_box;
@@ -370,6 +393,7 @@ int build_plan(loom_halo_domain d) {
   const int nfields = static_cast<int>(d->fields.size());
   std::vector<loom::pack::BoxCopy> self_copies;
   std::vector<std::vector<loom::pack::BoxCopy>> shared_copies;  // by d->sources
+  std::vector<std::vector<Segment>> staged_receives;            // by d->sources (staged)
   // Sends, ordered by the sender's direction; the receiver orders its segments from a peer by
   // the same (the sender's) direction, so both sides agree on the merged message's layout.
   for (int s = 0; s < kDirections; ++s) {
@@ -384,6 +408,15 @@ int build_plan(loom_halo_domain d) {
       const int q = d->node_rank_of[static_cast<size_t>(peer)];
       if (std::find(d->readers.begin(), d->readers.end(), q) == d->readers.end())
         d->readers.push_back(q);
+      if (d->staged) {
+        auto reader = std::find_if(d->staged_readers.begin(), d->staged_readers.end(),
+                                   [q](const StagedReader& x) { return x.node_rank == q; });
+        if (reader == d->staged_readers.end()) {
+          d->staged_readers.push_back({q, {}, nullptr, nullptr});
+          reader = d->staged_readers.end() - 1;
+        }
+        for (int f = 0; f < nfields; ++f) reader->segments.push_back({f, box});
+      }
       continue;
     }
     PeerPlan& plan = plans[peer];
@@ -412,9 +445,15 @@ int build_plan(loom_halo_domain d) {
       auto source = std::find_if(d->sources.begin(), d->sources.end(),
                                  [q](const SharedSource& x) { return x.node_rank == q; });
       if (source == d->sources.end()) {
-        d->sources.push_back({q, {}});
+        d->sources.push_back({q, {}, nullptr, nullptr});
         shared_copies.emplace_back();
+        staged_receives.emplace_back();
         source = d->sources.end() - 1;
+      }
+      if (d->staged) {  // in the sender's order, as an MPI message from it would be
+        for (int f = 0; f < nfields; ++f)
+          staged_receives[static_cast<size_t>(source - d->sources.begin())].push_back({f, to});
+        continue;
       }
       std::vector<loom::pack::BoxCopy>& copies =
           shared_copies[static_cast<size_t>(source - d->sources.begin())];
@@ -445,6 +484,10 @@ int build_plan(loom_halo_domain d) {
   d->self_passes = loom::pack::row_passes(self_copies);
   for (size_t i = 0; i < d->sources.size(); ++i)
     d->sources[i].passes = loom::pack::row_passes(shared_copies[i]);
+  if (d->staged) {
+    const int rc = open_staging(d, staged_receives);
+    if (rc != LOOM_HALO_SUCCESS) return rc;
+  }
   for (auto& [peer, plan] : plans) {
     plan.peer = peer;
     plan.other_node = loom::mpi::locality(d->comm, peer) == loom::model::Locality::OtherNode;
@@ -560,10 +603,9 @@ int open_node(loom_halo_domain d) {
 
 // Allocates this rank's segment of the node window (flags, then fields, zeroed) and maps every
 // node rank's.
-int open_window(loom_halo_domain d) {
+int open_window(loom_halo_domain d, size_t bytes) {
   int node_size = 1;
   MPI_Comm_size(d->node_comm, &node_size);
-  const size_t bytes = field_offset(d, d->size, static_cast<int>(d->fields.size()));
   char* mine = nullptr;
   int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, d->node_comm,
                                    &mine, &d->window);
@@ -581,6 +623,45 @@ int open_window(loom_halo_domain d) {
   // Every rank's flags and fields are zeroed before any rank reads them.
   rc = MPI_Barrier(d->node_comm);
   return rc == MPI_SUCCESS ? LOOM_HALO_SUCCESS : mpi_fail(rc, "MPI_Barrier (node)");
+}
+
+// The staged same-node transport (attached fields): this rank's segment is its flags, then one
+// pack area per reader in node-rank order; every rank learns where its area lies in each
+// source's segment; then the plans that pack into and unpack from those areas.
+int open_staging(loom_halo_domain d, std::vector<std::vector<Segment>>& receives) {
+  int node_size = 1;
+  MPI_Comm_size(d->node_comm, &node_size);
+  std::sort(d->staged_readers.begin(), d->staged_readers.end(),
+            [](const StagedReader& a, const StagedReader& b) { return a.node_rank < b.node_rank; });
+  // offsets[q]: where reader q's area starts in this rank's segment (0: q reads nothing).
+  std::vector<int64_t> offsets(static_cast<size_t>(node_size), 0);
+  size_t bytes = flags_bytes(d);
+  for (StagedReader& r : d->staged_readers) {
+    offsets[static_cast<size_t>(r.node_rank)] = static_cast<int64_t>(bytes);
+    size_t area = 0;
+    for (const Segment& g : r.segments)
+      area += static_cast<size_t>(g.box.cells()) * d->fields[static_cast<size_t>(g.field)].element;
+    bytes += (area + 63) / 64 * 64;
+  }
+  int rc = open_window(d, bytes);
+  if (rc != LOOM_HALO_SUCCESS) return rc;
+  std::vector<int64_t> table(static_cast<size_t>(node_size) * static_cast<size_t>(node_size));
+  const int mpi_rc = MPI_Allgather(offsets.data(), node_size, MPI_INT64_T, table.data(), node_size,
+                                   MPI_INT64_T, d->node_comm);
+  if (mpi_rc != MPI_SUCCESS) return mpi_fail(mpi_rc, "MPI_Allgather (node pack areas)");
+  char* mine = d->segments[static_cast<size_t>(d->node_rank)];
+  for (StagedReader& r : d->staged_readers) {
+    r.area = mine + offsets[static_cast<size_t>(r.node_rank)];
+    r.pack = plan_of(r.segments, d->fields);
+  }
+  for (size_t i = 0; i < d->sources.size(); ++i) {
+    SharedSource& source = d->sources[i];
+    const size_t q = static_cast<size_t>(source.node_rank);
+    source.area = d->segments[q] +
+                  table[q * static_cast<size_t>(node_size) + static_cast<size_t>(d->node_rank)];
+    source.unpack = plan_of(receives[i], d->fields);
+  }
+  return LOOM_HALO_SUCCESS;
 }
 
 // This machine's topology, loaded once per process (hwloc reads it from the system: milliseconds
@@ -814,10 +895,11 @@ int loom_halo_realize(loom_halo_domain d) {
   if (!d) return fail(LOOM_HALO_ERR_ARG, "null domain");
   // A bad LOOM_HALO_METHODS leaves methods 0, compared like the rest so that ranks agree.
   if (!d->methods && !d->realized) d->methods = methods_from_env();
-  // Neighbours cannot read the user's memory: attached fields keep a domain off shared memory.
+  // Neighbours cannot read the user's memory: with an attached field the same-node transport
+  // stages the faces through node-shared pack areas instead (open_staging).
   bool any_attached = false;
   for (const Field& f : d->fields) any_attached = any_attached || f.attached;
-  const bool shared = (d->methods & LOOM_HALO_METHOD_SHARED) && !any_attached;
+  const bool shared = (d->methods & LOOM_HALO_METHOD_SHARED) != 0;
   std::vector<int64_t> shape{static_cast<int64_t>(d->realized),
                              static_cast<int64_t>(d->fields.size()), d->methods};
   for (const Field& f : d->fields)
@@ -837,7 +919,9 @@ int loom_halo_realize(loom_halo_domain d) {
                                        ": not a list of self, shared, mpi");
   if (shared) {
     rc = open_node(d);
-    if (rc == LOOM_HALO_SUCCESS && d->shared) rc = open_window(d);
+    d->staged = d->shared && any_attached;
+    if (rc == LOOM_HALO_SUCCESS && d->shared && !d->staged)
+      rc = open_window(d, field_offset(d, d->size, static_cast<int>(d->fields.size())));
     if (rc != LOOM_HALO_SUCCESS) return rc;
   }
   std::array<int64_t, 3> total{};
@@ -849,7 +933,7 @@ int loom_halo_realize(loom_halo_domain d) {
                 static_cast<int64_t>(e) * total[0] * total[1]};
     const size_t bytes = field_bytes(d, d->size, e);
     char* memory = nullptr;
-    if (d->shared) {
+    if (d->shared && !d->staged) {
       memory = d->segments[static_cast<size_t>(d->node_rank)] +
                field_offset(d, d->size, static_cast<int>(&f - d->fields.data()));
     } else {
@@ -910,7 +994,10 @@ int loom_halo_start(loom_halo_domain d) {
   if (!d->realized) return fail(LOOM_HALO_ERR_STATE, "exchange before loom_halo_realize");
   if (d->in_flight) return fail(LOOM_HALO_ERR_STATE, "loom_halo_start with an exchange in flight");
   ++d->step;
-  // Our interior is final for this step: same-node neighbours may read it.
+  // Our interior is final for this step (staged: packed for each same-node reader): same-node
+  // neighbours may read it. The areas are free: every reader finished the last step's.
+  for (const StagedReader& r : d->staged_readers)
+    loom::exec::pack(*r.pack, nullptr, 1, r.area, loom::exec::MemoryKind::Host);
   if (d->shared) loom::halo::publish(d->flags[static_cast<size_t>(d->node_rank)], d->step);
   int rc = MPI_SUCCESS;
   if (!d->recv_requests.empty()) {
@@ -964,6 +1051,8 @@ int loom_halo_finish(loom_halo_domain d) {
     for (const SharedSource& source : d->sources) {
       int64_t* theirs = d->flags[static_cast<size_t>(source.node_rank)];
       loom::halo::wait_published(theirs, d->step, d->spin_micros);
+      if (source.unpack)
+        loom::exec::unpack(*source.unpack, source.area, 1, nullptr, loom::exec::MemoryKind::Host);
       for (const loom::pack::RowPass& p : source.passes) loom::pack::run_pass(p);
       loom::halo::mark_read(theirs, d->node_rank, d->step);
     }

@@ -63,14 +63,16 @@ int loom_halo_add_field_type(loom_halo_domain domain, MPI_Datatype named_type, i
  * (char*)base + i*strides[0] + j*strides[1] + k*strides[2]; strides in bytes, row-major and
  * not overlapping (strides[0] >= element_size, strides[1] >= strides[0] * cells along x with
  * ghosts, strides[2] likewise). Array of structs: strides[0] = the struct's size, base =
- * &cell->member. Neighbours cannot read user memory, so a domain with an attached field uses
- * the self and MPI transports only. The memory must outlive the domain. */
+ * &cell->member. Neighbours cannot read user memory in place, so in a domain with an attached
+ * field same-node neighbours exchange through node-shared pack areas (docs/halo.md). The memory
+ * must outlive the domain. */
 int loom_halo_attach_field(loom_halo_domain domain, size_t element_size, void* base,
                            const int64_t strides[3], int* field);
 
 /* Transports a neighbour pair may use (docs/halo.md): the same rank copies interior to ghost
- * directly (SELF), a same-node rank reads the neighbour's interior from node-shared memory
- * (SHARED), any other pair exchanges one packed MPI message each way (MPI, the fallback of
+ * directly (SELF), a same-node rank reads the neighbour's interior from node-shared memory, or
+ * with attached fields unpacks it from the neighbour's node-shared pack area (SHARED), any
+ * other pair exchanges one packed MPI message each way (MPI, the fallback of
  * every pair: it cannot be left out). */
 enum loom_halo_method {
   LOOM_HALO_METHOD_SELF = 1,

@@ -69,6 +69,19 @@ struct Case {
   }
 };
 
+// A box-stencil case.
+Case box_case(std::array<int64_t, 3> extent, std::array<int, 6> radius, std::array<int, 3> periodic,
+              std::vector<size_t> elements, int layout) {
+  Case c;
+  c.extent = extent;
+  c.radius = radius;
+  c.periodic = periodic;
+  c.stencil = LOOM_HALO_BOX;
+  c.elements = std::move(elements);
+  c.layout = layout;
+  return c;
+}
+
 uint32_t effective_mask(const Case& c) {
   if (c.stencil == LOOM_HALO_BOX) return ((1u << 27) - 1) & ~(1u << 13);
   if (c.stencil == LOOM_HALO_STAR)
@@ -273,13 +286,7 @@ TEST(Halo, ACommunicatorThatLeavesRanksOut) {
   int64_t wrong = 0;
   if (member) {
     for (int layout : {0, 1}) {
-      Case c;
-      c.extent = {13, 11, 7};
-      c.radius = {2, 1, 1, 2, 1, 1};
-      c.periodic = {1, 1, 0};
-      c.stencil = LOOM_HALO_BOX;
-      c.elements = {0, 4};
-      c.layout = layout;
+      Case c = box_case({13, 11, 7}, {2, 1, 1, 2, 1, 1}, {1, 1, 0}, {0, 4}, layout);
       loom_halo_domain d = create_realized(c, comm);
       if (!d) {
         ++wrong;
@@ -373,42 +380,41 @@ TEST(Halo, EveryPeriodicityAndStencil) {
 int stress_steps = 2000;
 
 // Many exchanges with random delays on one rank (before start, between start and finish, after
-// finish): no ghost may be torn or stale, whichever transport carries it.
+// finish): no ghost may be torn or stale, whichever transport carries it. Library fields (read
+// in place by same-node neighbours) and attached arrays of structs (staged through node-shared
+// pack areas).
 TEST(Halo, StressWithRandomDelays) {
-  Case c;
-  c.extent = {12, 10, 9};
-  c.radius = {1, 2, 1, 1, 2, 1};
-  c.periodic = {1, 1, 1};
-  c.stencil = LOOM_HALO_BOX;
-  c.elements = {8, 4};
-  loom_halo_domain d = create_realized(c);
-  ASSERT_NE(d, nullptr) << c.describe();
-  const Layout l = layout_of(d, c);
-  const uint64_t seed = test_seed();
-  if (world_rank() == 0)
-    std::printf("halo stress: %d ranks, %d exchanges, LOOM_TEST_SEED=%llu\n", world_size(),
-                stress_steps, static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed + static_cast<uint64_t>(world_rank()));
-  const int steps = stress_steps;
-  int64_t wrong = 0;
-  for (int step = 0; step < steps && wrong == 0; ++step) {
-    fill(c, l, step);
-    const bool delayed = world_rank() == 0 && rng() % 4 == 0;
-    const int where = static_cast<int>(rng() % 3);
-    const auto pause = [&] {
-      const auto until = MPI_Wtime() + 1e-6 * static_cast<double>(rng() % 50);
-      while (MPI_Wtime() < until) {
-      }
-    };
-    if (delayed && where == 0) pause();
-    ASSERT_EQ(loom_halo_start(d), LOOM_HALO_SUCCESS);
-    if (delayed && where == 1) pause();
-    ASSERT_EQ(loom_halo_finish(d), LOOM_HALO_SUCCESS);
-    if (delayed && where == 2) pause();
-    wrong += check(c, l, step);
+  for (int layout : {0, 2}) {
+    Case c = box_case({12, 10, 9}, {1, 2, 1, 1, 2, 1}, {1, 1, 1}, {8, 4}, layout);
+    loom_halo_domain d = create_realized(c);
+    ASSERT_NE(d, nullptr) << c.describe();
+    const Layout l = layout_of(d, c);
+    const uint64_t seed = test_seed();
+    if (world_rank() == 0)
+      std::printf("halo stress: %d ranks, %d exchanges, layout %d, LOOM_TEST_SEED=%llu\n",
+                  world_size(), stress_steps, layout, static_cast<unsigned long long>(seed));
+    std::mt19937_64 rng(seed + static_cast<uint64_t>(world_rank()));
+    const int steps = stress_steps;
+    int64_t wrong = 0;
+    for (int step = 0; step < steps && wrong == 0; ++step) {
+      fill(c, l, step);
+      const bool delayed = world_rank() == 0 && rng() % 4 == 0;
+      const int where = static_cast<int>(rng() % 3);
+      const auto pause = [&] {
+        const auto until = MPI_Wtime() + 1e-6 * static_cast<double>(rng() % 50);
+        while (MPI_Wtime() < until) {
+        }
+      };
+      if (delayed && where == 0) pause();
+      ASSERT_EQ(loom_halo_start(d), LOOM_HALO_SUCCESS);
+      if (delayed && where == 1) pause();
+      ASSERT_EQ(loom_halo_finish(d), LOOM_HALO_SUCCESS);
+      if (delayed && where == 2) pause();
+      wrong += check(c, l, step);
+    }
+    EXPECT_EQ(all_ranks_sum(wrong), 0) << c.describe();
+    loom_halo_destroy(&d);
   }
-  EXPECT_EQ(all_ranks_sum(wrong), 0);
-  loom_halo_destroy(&d);
 }
 
 // All directions and fields between one pair of ranks travel as one message.
@@ -458,6 +464,24 @@ TEST(Halo, OneMessagePerPeer) {
     EXPECT_EQ(peers, size);
   }
   loom_halo_destroy(&d);
+}
+
+// Attached fields (the user's arrays, padded or arrays of structs) reach same-node neighbours
+// without MPI as the library's own fields do: staged through node-shared pack areas instead of
+// read in place. The random tests above check their ghosts.
+TEST(Halo, AttachedFieldsReachSameNodeNeighboursWithoutMpi) {
+  for (int layout : {1, 2}) {
+    std::array<int, 3> attached{}, library{};  // MPI peers, shared peers, self copies
+    for (int which : {0, layout}) {
+      Case c = box_case({48, 12, 10}, {1, 2, 1, 1, 2, 1}, {1, 1, 1}, {8, 4}, which);
+      loom_halo_domain d = create_realized(c);
+      ASSERT_NE(d, nullptr);
+      std::array<int, 3>& out = which == 0 ? library : attached;
+      ASSERT_EQ(loom_halo_peers(d, &out[0], &out[1], &out[2]), LOOM_HALO_SUCCESS);
+      loom_halo_destroy(&d);
+    }
+    EXPECT_EQ(attached, library) << "layout " << layout;
+  }
 }
 
 TEST(HaloErrors, BadCreateArguments) {
