@@ -233,9 +233,7 @@ int run_gpu_pingpong(int argc, char** argv) {
         kTool, loom_is_active(), static_cast<unsigned long long>(stats.device_staged));
     table.print(stdout);
     std::printf("\nverification: %d case(s) failed\n", failures);
-    for (const TargetLine* line : {&small, &all})
-      std::printf("%-72s %8.2fx %s (%s)\n", line->name.c_str(), line->value,
-                  line->pass() ? "PASS" : "FAIL", line->worst_case.c_str());
+    for (const TargetLine* line : {&small, &all}) print_target_line(*line, 64);
     j.begin_object("summary");
     write_targets(j, {&small, &all});
     j.field("verification_failures", failures);
