@@ -384,7 +384,7 @@ size_t field_offset(const loom_halo_domain_s* d, const std::array<int64_t, 3>& s
 }
 
 int open_window(loom_halo_domain d, size_t bytes);
-int open_staging(loom_halo_domain d, std::vector<std::vector<Segment>>& receives);
+int open_staging(loom_halo_domain d, const std::vector<std::vector<Segment>>& receives);
 
 int build_plan(loom_halo_domain d) {
   using loom::halo::recv_box;
@@ -601,8 +601,8 @@ int open_node(loom_halo_domain d) {
   return LOOM_HALO_SUCCESS;
 }
 
-// Allocates this rank's segment of the node window (flags, then fields, zeroed) and maps every
-// node rank's.
+// Allocates this rank's segment of the node window, `bytes` zeroed (flags, then the fields, or
+// with attached fields the readers' pack areas), and maps every node rank's.
 int open_window(loom_halo_domain d, size_t bytes) {
   int node_size = 1;
   MPI_Comm_size(d->node_comm, &node_size);
@@ -628,7 +628,7 @@ int open_window(loom_halo_domain d, size_t bytes) {
 // The staged same-node transport (attached fields): this rank's segment is its flags, then one
 // pack area per reader in node-rank order; every rank learns where its area lies in each
 // source's segment; then the plans that pack into and unpack from those areas.
-int open_staging(loom_halo_domain d, std::vector<std::vector<Segment>>& receives) {
+int open_staging(loom_halo_domain d, const std::vector<std::vector<Segment>>& receives) {
   int node_size = 1;
   MPI_Comm_size(d->node_comm, &node_size);
   std::sort(d->staged_readers.begin(), d->staged_readers.end(),
