@@ -540,4 +540,9 @@ Method Model::choose(Locality where, const TypeShape& type, double bytes, Traffi
              : Method::Host;
 }
 
+bool Model::rule_packs_on_weak_ground(Locality where, const TypeShape& type, double bytes) const {
+  return !calibration_ && type.mean_block > kDefaultPackBlockBytes &&
+         choose(where, type, bytes) == Method::Pack;
+}
+
 }  // namespace loom::model

@@ -172,6 +172,11 @@ class Model {
   // Pack only when it is predicted kPackAdvantageRequired times faster.
   Method choose(Locality where, const TypeShape& type, double bytes,
                 Traffic traffic = Traffic::OneWay) const;
+  // Without a calibration: the built-in rule packs this message on its weak ground, blocks
+  // longer than kDefaultPackBlockBytes, where the host's own engine has won as often as it lost
+  // (docs/model.md, "Without a calibration"). Online trials treat such a choice as a predicted
+  // tie (MethodTrial::wait_for).
+  bool rule_packs_on_weak_ground(Locality where, const TypeShape& type, double bytes) const;
 
  private:
   std::optional<Calibration> calibration_;

@@ -304,8 +304,11 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
     if (wait < 0) {
       const model::Model& model = method_model();
       const double bytes = bucket_bytes(bucket);
-      wait = model::MethodTrial::wait_for(model.host_seconds(where, type.shape, bytes, traffic),
-                                          model.pack_seconds(where, type.shape, bytes, traffic));
+      wait =
+          model.rule_packs_on_weak_ground(where, type.shape, bytes)
+              ? model::MethodTrial::wait_for(1, 1)
+              : model::MethodTrial::wait_for(model.host_seconds(where, type.shape, bytes, traffic),
+                                             model.pack_seconds(where, type.shape, bytes, traffic));
     }
     // The trial itself starts after the wait, which this message begins.
     type.trials.try_emplace(key, prior, 0, wait);

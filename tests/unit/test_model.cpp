@@ -706,6 +706,27 @@ TEST(ModelChoice, BuiltInRuleLeavesLongBlocksOfLargerMessagesToAFastHost) {
   EXPECT_EQ(Model().choose(Locality::SameNode, flat(256), 65536), Method::Pack);
 }
 
+// The rule's choices on the ground where the host has won as often as it lost (blocks longer
+// than kDefaultPackBlockBytes) are tried as at a predicted tie, after kMinWait messages
+// (ops/method.cpp); its host choices and its packing of short blocks are not weak.
+TEST(ModelChoice, BuiltInRuleNamesItsWeakGround) {
+  BuiltInRule rule;
+  rule.host_below_message_bytes = 256;  // Open MPI's (mpi/quirks.hpp)
+  const Model model(rule);
+  for (Locality where : {Locality::SameNode, Locality::OtherNode}) {
+    EXPECT_TRUE(model.rule_packs_on_weak_ground(where, flat(256), 8192));
+    EXPECT_TRUE(model.rule_packs_on_weak_ground(where, flat(17), 65536));
+    EXPECT_TRUE(model.rule_packs_on_weak_ground(where, flat(64), 256));
+    EXPECT_FALSE(model.rule_packs_on_weak_ground(where, flat(16), 8192));  // packs, firmly
+    EXPECT_FALSE(model.rule_packs_on_weak_ground(where, flat(1), 1e9));
+    EXPECT_FALSE(model.rule_packs_on_weak_ground(where, flat(256), 65537));  // host
+    EXPECT_FALSE(model.rule_packs_on_weak_ground(where, flat(64), 128));     // host: 2 blocks
+  }
+  // A calibration predicts the gap itself.
+  const Model calibrated(synthetic(1e-10, 1e-9));
+  EXPECT_FALSE(calibrated.rule_packs_on_weak_ground(Locality::SameNode, flat(256), 8192));
+}
+
 TEST(ModelJson, RoundTripIsExact) {
   Calibration c = synthetic(1.234567890123e-10, 9.87654321e-10);
   c.host_typed[1].by_spread[0].seconds[1][2] = 0.1 + 0.2;  // not representable in short decimal
