@@ -299,7 +299,8 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
   auto found = type.trials.find(key);
   if (found == type.trials.end()) {
     // The kind's first message: it waits until its trial can pay for itself
-    // (MethodTrial::wait_for), judged by the model's own prediction of the gap.
+    // (MethodTrial::wait_for), judged by the model's own prediction of the gap; the built-in
+    // rule's packing on its weak ground counts as a predicted tie.
     int wait = trial_wait_setting();
     if (wait < 0) {
       const model::Model& model = method_model();
