@@ -9,6 +9,7 @@
 #include "ops/method.hpp"
 #include "ops/report.hpp"
 #include "runtime/runtime.hpp"
+#include "transport/seamed_wire.hpp"
 #include "transport/self_channel.hpp"
 #include "transport/shared_exchange.hpp"
 #include "transport/staging.hpp"
@@ -79,6 +80,7 @@ extern "C" int MPI_Finalize(void) {
       PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
       loom::ops::print_stats(rank);
     }
+    loom::transport::release_seamed_wires();
   }
   const int rc = host().Finalize();
   loom::transport::release_staging_pool();

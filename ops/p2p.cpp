@@ -20,6 +20,7 @@
 #include "ops/method.hpp"
 #include "ops/p2p.hpp"
 #include "runtime/counters.hpp"
+#include "transport/seamed_wire.hpp"
 #include "transport/select.hpp"
 #include "transport/staging.hpp"
 
@@ -177,7 +178,9 @@ struct Outgoing {
   MPI_Datatype type = MPI_PACKED;
 };
 
-Outgoing stage_send(const Route& r, const void* buf, int elements, MPI_Datatype type) {
+// `seam_allowed`: not for buffered sends, whose attached buffer was sized for the user's type.
+Outgoing stage_send(const Route& r, const void* buf, int elements, MPI_Datatype type,
+                    bool seam_allowed) {
   Outgoing out;
   if (r.span_bytes > 0) {
     out.staging = StagingBuffer(static_cast<size_t>(r.span_bytes), true);
@@ -187,6 +190,15 @@ Outgoing stage_send(const Route& r, const void* buf, int elements, MPI_Datatype 
     out.count = elements;
     out.type = type;
     count(transport::kSendHost);
+    return out;
+  }
+  if (seam_allowed && !r.device && seamed_wire_applies(r.bytes)) {
+    out.staging = StagingBuffer(seamed_staging_bytes(r.bytes));
+    pack_into(r, buf, elements, out.staging.data());
+    out.buf = out.staging.data();
+    out.type = open_seam(out.staging.data(), r.bytes);
+    out.count = out.type == MPI_DATATYPE_NULL ? static_cast<int>(r.bytes) : 1;
+    if (out.type == MPI_DATATYPE_NULL) out.type = MPI_PACKED;
     return out;
   }
   out.staging = pack_to_staging(r, buf, elements);
@@ -268,7 +280,7 @@ int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, con
     if (clock) clock->charge_packing_since(packing);
     return host_send(staged, static_cast<int>(r.bytes), MPI_PACKED, dest, tag, comm);
   }
-  const Outgoing out = stage_send(r, buf, count, type);
+  const Outgoing out = stage_send(r, buf, count, type, host_send != host().Bsend);
   if (clock) clock->charge_packing_since(packing);
   return host_send(out.buf, out.count, out.type, dest, tag, comm);
 }
@@ -313,7 +325,7 @@ int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, 
   }
   const Route r = route(buf, count, type, comm, dest, true, kOverlapping, timing);
   if (!r || !request) return host_send(buf, count, type, dest, tag, comm, request);
-  Outgoing out = stage_send(r, buf, count, type);
+  Outgoing out = stage_send(r, buf, count, type, host_send != host().Ibsend);
   const int rc = host_send(out.buf, out.count, out.type, dest, tag, comm, request);
   if (rc == MPI_SUCCESS)
     track_request(*request, std::make_unique<HeldStaging>(std::move(out.staging)));
@@ -511,7 +523,7 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
                            recvtype, source, recvtag, comm, status);
   Outgoing out;
   if (send)
-    out = stage_send(send, sendbuf, sendcount, sendtype);
+    out = stage_send(send, sendbuf, sendcount, sendtype, true);
   else
     out.buf = sendbuf, out.count = sendcount, out.type = sendtype;
   StagingBuffer packed_recv(recv ? static_cast<size_t>(recv.bytes) : 0, recv.device);
