@@ -131,9 +131,12 @@ void MethodTrial::record(const Ticket& ticket, double seconds) {
     return;
   }
   first_round_ = verdict;
-  first_round_text_ = describe() + " -> " + method_name(verdict);
   round_ = 1;
-  for (auto& samples : samples_) samples.clear();
+  // Kept as numbers: formatting them here put microseconds into the message that decided.
+  for (int config = 0; config < 3; ++config) {
+    first_samples_[config].swap(samples_[config]);
+    samples_[config].clear();
+  }
 }
 
 std::string MethodTrial::schedule_text(Method current) {
@@ -147,20 +150,34 @@ std::string MethodTrial::schedule_text(Method current) {
   return text;
 }
 
-std::string MethodTrial::describe() const {
+namespace {
+
+std::string describe_round(const std::vector<double> (&samples)[3], Method defended) {
   std::string text;
-  for (Config config : {Config::Current, Config::Host, Config::Pack}) {
+  for (auto config :
+       {MethodTrial::Config::Current, MethodTrial::Config::Host, MethodTrial::Config::Pack}) {
     text += text.empty() ? "" : ", ";
-    text += config == Config::Current ? std::string("as is (") + method_name(defended()) + ")"
-                                      : std::string(method_name(method_for(config)));
-    for (double seconds : samples_[static_cast<int>(config)]) {
+    text += config == MethodTrial::Config::Current
+                ? std::string("as is (") + method_name(defended) + ")"
+                : std::string(method_name(config == MethodTrial::Config::Host ? Method::Host
+                                                                              : Method::Pack));
+    for (double seconds : samples[static_cast<int>(config)]) {
       char number[32];
       std::snprintf(number, sizeof number, " %.1f", seconds * 1e6);
       text += number;
     }
     text += " us";
   }
-  return first_round_text_.empty() ? text : first_round_text_ + "; then " + text;
+  return text;
+}
+
+}  // namespace
+
+std::string MethodTrial::describe() const {
+  const std::string text = describe_round(samples_, defended());
+  if (!first_round_) return text;
+  return describe_round(first_samples_, prior_) + " -> " + method_name(*first_round_) + "; then " +
+         text;
 }
 
 }  // namespace loom::model

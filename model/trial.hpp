@@ -179,8 +179,8 @@ class MethodTrial {
   int round_ = 0;  // the round whose samples are being taken: 0 or 1
   Method method_for(Config config) const;
 
-  std::vector<double> samples_[3];  // per Config
-  std::string first_round_text_;
+  std::vector<double> samples_[3];        // per Config
+  std::vector<double> first_samples_[3];  // round one's, once round two runs (describe)
   std::optional<Method> first_round_;
   std::optional<Method> decided_;
   Ticket posted_{Method::Host, -1};  // next_at: the previous message, timed until the next post
