@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "base/env.hpp"
 #include "mpi/host_identity.hpp"
@@ -16,6 +18,15 @@ bool host_delivers_truncated_bytes() {
 
 bool host_receives_packed_into_mixed_types() {
   return !host_is_mpich();
+}
+
+bool host_sends_contiguous_by_single_copy() {
+  if (host_is_mpich()) return false;
+  const char* mechanism = std::getenv("OMPI_MCA_btl_vader_single_copy_mechanism");
+  if (mechanism && std::string(mechanism) == "none") return false;
+  // The UCX pml has its own shared-memory protocols.
+  const char* pml = std::getenv("OMPI_MCA_pml");
+  return !(pml && std::string(pml).find("ucx") != std::string::npos && pml[0] != '^');
 }
 
 model::BuiltInRule builtin_rule_for_host() {

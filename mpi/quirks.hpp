@@ -15,6 +15,12 @@ bool host_delivers_truncated_bytes();
 // engine is as fast as Loom's pack path (measured in docs/model.md, "Without a calibration"):
 // Open MPI's on small messages of few blocks, MPICH's on long blocks of larger messages.
 model::BuiltInRule builtin_rule_for_host();
+// Whether the host sends a contiguous message between processes of one node above its eager limit
+// by single-copy rendezvous, and a non-contiguous one by copy-in/copy-out: Open MPI's vader
+// transport with its single-copy mechanism on (OMPI_MCA_btl_vader_single_copy_mechanism not
+// "none") and the ob1 pml (OMPI_MCA_pml not asking for UCX). For Loom's packed bytes the second
+// is the faster (docs/p2p.md, "Packed messages under Open MPI").
+bool host_sends_contiguous_by_single_copy();
 // Whether the host receives a contiguous message of over ~8 KiB into a datatype with more than
 // one basic type. MPICH 4.0 cannot, so Loom does not send such types packed there.
 bool host_receives_packed_into_mixed_types();

@@ -162,8 +162,9 @@ void pack_into(const Route& r, const void* buf, int count, char* out) {
   count_call(transport::kSendPacked, transport::kSendBytes, static_cast<uint64_t>(r.bytes));
 }
 
-StagingBuffer pack_to_staging(const Route& r, const void* buf, int count) {
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
+// `slack`: bytes the buffer holds beyond the packed ones (a seamed wire's gap).
+StagingBuffer pack_to_staging(const Route& r, const void* buf, int count, int64_t slack = 0) {
+  StagingBuffer staging(static_cast<size_t>(r.bytes + slack), r.device);
   pack_into(r, buf, count, staging.data());
   return staging;
 }
@@ -192,18 +193,17 @@ Outgoing stage_send(const Route& r, const void* buf, int elements, MPI_Datatype 
     count(transport::kSendHost);
     return out;
   }
-  if (seam_allowed && !r.device && seamed_wire_applies(r.bytes)) {
-    out.staging = StagingBuffer(seamed_staging_bytes(r.bytes));
-    pack_into(r, buf, elements, out.staging.data());
-    out.buf = out.staging.data();
-    out.type = open_seam(out.staging.data(), r.bytes);
-    out.count = out.type == MPI_DATATYPE_NULL ? static_cast<int>(r.bytes) : 1;
-    if (out.type == MPI_DATATYPE_NULL) out.type = MPI_PACKED;
+  const MPI_Datatype seamed =
+      seam_allowed && !r.device ? seamed_wire_type(r.bytes) : MPI_DATATYPE_NULL;
+  out.staging = pack_to_staging(r, buf, elements, seamed != MPI_DATATYPE_NULL ? kSeamGap : 0);
+  out.buf = out.staging.data();
+  if (seamed != MPI_DATATYPE_NULL) {
+    open_seam(out.staging.data(), r.bytes);
+    out.count = 1;
+    out.type = seamed;
     return out;
   }
-  out.staging = pack_to_staging(r, buf, elements);
   out.wire = PackedWire(r.bytes);
-  out.buf = out.staging.data();
   out.count = out.wire.count();
   out.type = out.wire.type();
   return out;
@@ -238,19 +238,23 @@ class StagedRecv final : public PendingOp {
 // Persistent send: every MPI_Start packs the user's current data.
 class PersistentSend final : public PendingOp {
  public:
+  // `seamed`: the request sends a seamed wire type (transport/seamed_wire.hpp).
   PersistentSend(std::shared_ptr<const TypePlan> type, const void* buf, int count,
-                 StagingBuffer staging, bool device)
+                 StagingBuffer staging, int64_t bytes, bool device, bool seamed)
       : type_(std::move(type)),
         buf_(buf),
         count_(count),
         staging_(std::move(staging)),
-        kind_(device ? exec::MemoryKind::UserDevice : exec::MemoryKind::Host) {}
+        bytes_(bytes),
+        kind_(device ? exec::MemoryKind::UserDevice : exec::MemoryKind::Host),
+        seamed_(seamed) {}
   int on_start() override {
     {
       KernelTimer timer(kPackTime);
       exec::pack(type_->plan, buf_, count_, staging_.data(), kind_);
     }
-    count_call(transport::kSendPacked, transport::kSendBytes, staging_.size());
+    if (seamed_) open_seam(staging_.data(), bytes_);
+    count_call(transport::kSendPacked, transport::kSendBytes, static_cast<uint64_t>(bytes_));
     return MPI_SUCCESS;
   }
   int on_complete(MPI_Status*) override { return MPI_SUCCESS; }
@@ -261,7 +265,9 @@ class PersistentSend final : public PendingOp {
   const void* buf_;
   int count_;
   StagingBuffer staging_;
+  int64_t bytes_;
   exec::MemoryKind kind_;
+  bool seamed_;
 };
 
 using BlockingSend = decltype(HostMpi::Send);
@@ -347,12 +353,19 @@ int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Da
   r.span_bytes = 0;  // every MPI_Start packs into the one staging buffer
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
+  // Buffered sends keep a contiguous wire: their attached buffer was sized for the user's type.
+  const MPI_Datatype seamed =
+      host_init != host().Bsend_init && !r.device ? seamed_wire_type(r.bytes) : MPI_DATATYPE_NULL;
+  const bool seam = seamed != MPI_DATATYPE_NULL;
+  StagingBuffer staging(static_cast<size_t>(r.bytes + (seam ? kSeamGap : 0)), r.device);
   const PackedWire wire(r.bytes);
-  const int rc = host_init(staging.data(), wire.count(), wire.type(), dest, tag, comm, request);
+  const int rc =
+      seam ? host_init(staging.data(), 1, seamed, dest, tag, comm, request)
+           : host_init(staging.data(), wire.count(), wire.type(), dest, tag, comm, request);
   if (rc == MPI_SUCCESS)
-    track_request(*request, std::make_unique<PersistentSend>(std::move(shared), buf, count,
-                                                             std::move(staging), r.device));
+    track_request(*request,
+                  std::make_unique<PersistentSend>(std::move(shared), buf, count,
+                                                   std::move(staging), r.bytes, r.device, seam));
   return rc;
 }
 

@@ -1,14 +1,12 @@
 #include "transport/seamed_wire.hpp"
 
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <string>
 #include <unordered_map>
 
 #include "base/env.hpp"
-#include "mpi/host_identity.hpp"
+#include "mpi/quirks.hpp"
 
 namespace loom::transport {
 namespace {
@@ -18,19 +16,6 @@ constexpr base::EnvVar kSeamedWire{
     "0: Loom's packed messages above 2 KiB travel contiguous (Open MPI then uses its single-copy "
     "rendezvous for them)"};
 
-bool host_single_copy_applies() {
-  if (mpi::host_is_mpich()) return false;
-  if (!base::read_flag(kSeamedWire, true)) return false;
-  const char* mechanism = std::getenv("OMPI_MCA_btl_vader_single_copy_mechanism");
-  if (mechanism && std::string(mechanism) == "none") return false;
-  // The UCX pml has its own shared-memory protocols; this is about ob1 over vader.
-  const char* pml = std::getenv("OMPI_MCA_pml");
-  return !(pml && std::string(pml).find("ucx") != std::string::npos && pml[0] != '^');
-}
-
-// Wire types by packed size. A message size is a kind's, so few sizes recur; past kMaxTypes
-// sizes new ones travel contiguous rather than grow the cache without bound.
-constexpr size_t kMaxTypes = 256;
 std::mutex types_mutex;
 std::atomic<uint64_t> types_generation{1};  // bumped when the types are freed
 std::unordered_map<int64_t, MPI_Datatype>& types() {
@@ -38,7 +23,12 @@ std::unordered_map<int64_t, MPI_Datatype>& types() {
   return *map;
 }
 
-MPI_Datatype wire_type(int64_t bytes) {
+}  // namespace
+
+MPI_Datatype seamed_wire_type(int64_t bytes) {
+  static const bool host_applies =
+      base::read_flag(kSeamedWire, true) && mpi::host_sends_contiguous_by_single_copy();
+  if (!host_applies || bytes < kSeamFromBytes || bytes > kSeamUpToBytes) return MPI_DATATYPE_NULL;
   thread_local int64_t last_bytes = -1;
   thread_local MPI_Datatype last_type = MPI_DATATYPE_NULL;
   thread_local uint64_t last_generation = 0;
@@ -50,7 +40,7 @@ MPI_Datatype wire_type(int64_t bytes) {
   if (auto found = cache.find(bytes); found != cache.end()) {
     type = found->second;
   } else {
-    if (cache.size() >= kMaxTypes) return MPI_DATATYPE_NULL;
+    if (cache.size() >= kMaxSeamedSizes) return MPI_DATATYPE_NULL;
     const int lengths[2] = {static_cast<int>(bytes - kSeamTail), static_cast<int>(kSeamTail)};
     const MPI_Aint displacements[2] = {0, static_cast<MPI_Aint>(bytes - kSeamTail + kSeamGap)};
     if (PMPI_Type_create_hindexed(2, lengths, displacements, MPI_PACKED, &type) != MPI_SUCCESS)
@@ -67,20 +57,9 @@ MPI_Datatype wire_type(int64_t bytes) {
   return type;
 }
 
-}  // namespace
-
-bool seamed_wire_applies(int64_t bytes) {
-  static const bool host_applies = host_single_copy_applies();
-  return host_applies && bytes >= kSeamFromBytes && bytes <= kSeamUpToBytes;
-}
-
-MPI_Datatype open_seam(char* staging, int64_t bytes) {
+void open_seam(char* staging, int64_t bytes) {
   char* tail = staging + bytes - kSeamTail;
   std::memmove(tail + kSeamGap, tail, static_cast<size_t>(kSeamTail));
-  const MPI_Datatype type = wire_type(bytes);
-  if (type == MPI_DATATYPE_NULL)
-    std::memmove(tail, tail + kSeamGap, static_cast<size_t>(kSeamTail));
-  return type;
 }
 
 void release_seamed_wires() {

@@ -19,20 +19,18 @@ constexpr int64_t kSeamGap = 64;
 // The sizes it applies to: above the blocking stack staging's 2 KiB, up to what was measured.
 constexpr int64_t kSeamFromBytes = 2049;
 constexpr int64_t kSeamUpToBytes = int64_t{1} << 20;
+// Wire types are cached per size; a message size is a kind's, so few recur.
+constexpr size_t kMaxSeamedSizes = 256;
 
-// Whether a packed host-memory message of `bytes` travels seamed: the host is Open MPI with its
-// single-copy mechanism on (OMPI_MCA_btl_vader_single_copy_mechanism not "none", the UCX pml
-// not asked for), LOOM_SEAMED_WIRE not 0, and the size in range.
-bool seamed_wire_applies(int64_t bytes);
-// Staging bytes a seamed message of `bytes` needs.
-inline size_t seamed_staging_bytes(int64_t bytes) {
-  return static_cast<size_t>(bytes + kSeamGap);
-}
-// Moves the packed tail of `staging` (`bytes` packed bytes) past the seam and returns the
-// committed wire type that sends them as one element (cached by size; freed at MPI_Finalize),
-// or MPI_DATATYPE_NULL when the host refused to build it (then send `bytes` MPI_PACKED as is:
-// the tail is moved back).
-MPI_Datatype open_seam(char* staging, int64_t bytes);
+// The committed wire type that sends a packed host-memory message of `bytes` as one seamed
+// element, cached by size and freed at MPI_Finalize; MPI_DATATYPE_NULL where it does not apply
+// (the message then travels contiguous): the host does not send contiguous messages by
+// single-copy rendezvous (mpi::host_sends_contiguous_by_single_copy), LOOM_SEAMED_WIRE=0, the
+// size out of range, kMaxSeamedSizes sizes already cached, or the host refused the type.
+MPI_Datatype seamed_wire_type(int64_t bytes);
+// Moves the last kSeamTail of the `bytes` packed bytes at `staging` (a buffer of at least
+// bytes + kSeamGap) past the seam, where the wire type reads them.
+void open_seam(char* staging, int64_t bytes);
 void release_seamed_wires();  // at MPI_Finalize, before the host's
 
 }  // namespace loom::transport

@@ -98,7 +98,7 @@ TEST_F(Interop, PackedMessagesAroundTheSeamedWireSizes) {
       const std::string what = std::to_string(doubles * 8) + " B packed, " +
                                (loom_receives ? "Loom" : "host") + " receiver";
       const Api& receive_api = loom_receives ? kLoom : kHost;
-      for (int mode = 0; mode < 4; ++mode) {  // Send, Ssend, Isend, Sendrecv
+      for (int mode = 0; mode < 5; ++mode) {  // Send, Ssend, Isend, Sendrecv, Send_init
         Buffer data(type, 1);
         if (g_rank % 2 == 0) {
           data.fill(salt_of(g_rank, doubles, mode));
@@ -113,20 +113,32 @@ TEST_F(Interop, PackedMessagesAroundTheSeamedWireSizes) {
           if (mode == 3)
             rc = MPI_Sendrecv(data.data(), 1, type, partner(), 31, nullptr, 0, MPI_BYTE, partner(),
                               32, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          if (mode == 4) {  // started twice: the second start packs and seams again
+            MPI_Request request = MPI_REQUEST_NULL;
+            rc = MPI_Send_init(data.data(), 1, type, partner(), 31, MPI_COMM_WORLD, &request);
+            for (int start = 0; start < 2 && rc == MPI_SUCCESS; ++start) {
+              if (start == 1) data.fill(salt_of(g_rank, doubles, mode + 1));
+              rc = MPI_Start(&request);
+              if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+            }
+            if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+          }
           EXPECT_EQ(rc, MPI_SUCCESS) << what << ", mode " << mode;
           continue;
         }
-        MPI_Status status = fresh_status();
-        EXPECT_EQ(receive_api.Recv(data.data(), 1, type, partner(), 31, MPI_COMM_WORLD, &status),
-                  MPI_SUCCESS)
-            << what;
-        if (mode == 3) PMPI_Send(nullptr, 0, MPI_BYTE, partner(), 32, MPI_COMM_WORLD);
-        int received = -1;
-        PMPI_Get_count(&status, MPI_BYTE, &received);
-        EXPECT_EQ(received, doubles * 8) << what << ", mode " << mode;
-        Record rec(kLoom);
-        expect_delivered(rec, what + ", mode " + std::to_string(mode), data, type, 1,
-                         message_of(type, 1, salt_of(partner(), doubles, mode)));
+        for (int start = 0; start < (mode == 4 ? 2 : 1); ++start) {
+          MPI_Status status = fresh_status();
+          EXPECT_EQ(receive_api.Recv(data.data(), 1, type, partner(), 31, MPI_COMM_WORLD, &status),
+                    MPI_SUCCESS)
+              << what;
+          if (mode == 3) PMPI_Send(nullptr, 0, MPI_BYTE, partner(), 32, MPI_COMM_WORLD);
+          int received = -1;
+          PMPI_Get_count(&status, MPI_BYTE, &received);
+          EXPECT_EQ(received, doubles * 8) << what << ", mode " << mode;
+          Record rec(kLoom);
+          expect_delivered(rec, what + ", mode " + std::to_string(mode), data, type, 1,
+                           message_of(type, 1, salt_of(partner(), doubles, mode + start)));
+        }
       }
     }
     MPI_Type_free(&type);
