@@ -1,7 +1,7 @@
 // Packed messages under Open MPI: a seam in the wire type. Open MPI's shared-memory transport
 // (vader) carries a contiguous message above its eager limit by single-copy rendezvous, a
 // process_vm_readv per message, and a non-contiguous one by copy-in/copy-out through shared
-// fragments. For Loom's packed bytes the second is 1.6-3.8x faster from 4 KiB to 1 MiB, in both
+// fragments. For Loom's packed bytes the second is 1.4-3.8x faster from 4 KiB to 64 MiB, in both
 // of this machine's states (docs/p2p.md, "Packed messages under Open MPI"). So such a message
 // travels as one element of a two-block type: its last kSeamTail bytes moved kSeamGap bytes on
 // in the staging buffer. The byte stream, and what the receiver gets, are unchanged.
@@ -18,7 +18,7 @@ constexpr int64_t kSeamTail = 64;
 constexpr int64_t kSeamGap = 64;
 // The sizes it applies to: above the blocking stack staging's 2 KiB, up to what was measured.
 constexpr int64_t kSeamFromBytes = 2049;
-constexpr int64_t kSeamUpToBytes = int64_t{1} << 20;
+constexpr int64_t kSeamUpToBytes = int64_t{64} << 20;
 // Wire types are cached per size; a message size is a kind's, so few recur.
 constexpr size_t kMaxSeamedSizes = 256;
 

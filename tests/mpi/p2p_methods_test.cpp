@@ -85,8 +85,8 @@ loom_stats stats_now() {
   return stats;
 }
 
-// Packed messages around the sizes where Open MPI's seamed wire starts and stops
-// (transport/seamed_wire.hpp: above 2 KiB, up to 1 MiB; the tail moved past the seam): every
+// Packed messages around the size where Open MPI's seamed wire starts and across its range
+// (transport/seamed_wire.hpp: above 2 KiB, up to 64 MiB; the tail moved past the seam): every
 // send mode that may take it, received by Loom and by the plain host, the bytes as sent. Under
 // LOOM_METHOD=pack every message is packed; MPICH and the default method run the same checks.
 TEST_F(Interop, PackedMessagesAroundTheSeamedWireSizes) {
