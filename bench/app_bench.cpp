@@ -22,6 +22,7 @@
 #include "bench/subcommands.hpp"
 #include "bench/type_corpus.hpp"
 #include "loom/loom.h"
+#include "mpi/host_identity.hpp"
 
 namespace loom::bench {
 
@@ -397,6 +398,9 @@ void print_table(const MpiRun& mpi, const Options& opt, const Run& run) {
 
 // Per variant: the geomean of host/loom and its worst case.
 std::vector<TargetLine> evaluate_targets(const Options& opt, const Run& run) {
+  // Issue #23 asks >= 1.2x on Open MPI and >= 1.4x on MPICH in the steady variant (with trials
+  // off MPICH had reached 1.34x); the recreate variant's target is its worst case alone.
+  const double steady_target = mpi::host_is_mpich() ? 1.4 : 1.2;
   std::vector<TargetLine> lines;
   for (Variant variant : opt.variants) {
     std::vector<double> ratios;
@@ -406,10 +410,8 @@ std::vector<TargetLine> evaluate_targets(const Options& opt, const Run& run) {
         ratios.push_back(r.life_ratio());
         worst.add(r.life_ratio(), label(r));
       }
-    // Issue #23 asks >= 1.2x on Open MPI and >= 1.4x on MPICH in the steady variant; the
-    // recreate variant's target is its worst case alone.
     TargetLine mean(format("geomean host/loom, %s", variant_name(variant)),
-                    variant == Variant::Steady   ? 1.2
+                    variant == Variant::Steady   ? steady_target
                     : variant == Variant::Window ? 0
                                                  : 1.0);
     mean.set_geomean(ratios);
