@@ -4,7 +4,6 @@
 #include "ops/coll.hpp"
 #include "ops/coll_exchange.hpp"
 #include "ops/compressed_alltoall.hpp"
-#include "transport/seamed_wire.hpp"
 
 namespace loom::ops {
 using namespace loom::ops::coll;  // NOLINT: the shared machinery
@@ -83,22 +82,6 @@ const MPI_Datatype* send_types(const Exchange& ex) {
   return ex.send.buffer == MPI_IN_PLACE ? ex.recv.types.data() : ex.send.types.data();
 }
 
-// How an all-to-all's equal blocks of bytes reach the host: as MPI_BYTE, or each as one
-// rotated wire type (transport/seamed_wire.hpp), which keeps Open MPI's single-copy rendezvous
-// off them. Every rank has the same block size, and so chooses alike; mismatched sizes (an
-// error the host reports) keep MPI_BYTE. (Device memory never meets Open MPI's single copy:
-// Debian's is not CUDA-aware, and a CUDA-aware one has its own paths for it.)
-struct ByteBlocks {
-  int send_count, recv_count;
-  MPI_Datatype type;
-};
-ByteBlocks byte_blocks(const Exchange& ex) {
-  if (ex.send.count == ex.recv.count && !ex.send.device_buffer && !ex.recv.device_buffer)
-    if (const MPI_Datatype rotated = rotated_wire_type(ex.recv.count); rotated != MPI_DATATYPE_NULL)
-      return {1, 1, rotated};
-  return {ex.send.count, ex.recv.count, MPI_BYTE};
-}
-
 }  // namespace
 
 // ---- All-to-all -------------------------------------------------------------------------
@@ -117,9 +100,8 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
                                  comm);
       },
       [&](Exchange& ex) {
-        const ByteBlocks wire = byte_blocks(ex);
-        return host().Alltoall(ex.send.buffer, wire.send_count, wire.type, ex.recv.buffer,
-                               wire.recv_count, wire.type, comm);
+        return host().Alltoall(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
+                               ex.recv.count, MPI_BYTE, comm);
       },
       [&] {
         return host().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -141,9 +123,8 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
                                  comm);
       },
       [&](Exchange& ex) {
-        const ByteBlocks wire = byte_blocks(ex);
-        return host().Ialltoall(ex.send.buffer, wire.send_count, wire.type, ex.recv.buffer,
-                                wire.recv_count, wire.type, comm, request);
+        return host().Ialltoall(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
+                                ex.recv.count, MPI_BYTE, comm, request);
       },
       [&] {
         return host().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,

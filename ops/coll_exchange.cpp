@@ -117,7 +117,6 @@ bool describe_side(const UserSide& user, HostSide* side) {
     side->count = static_cast<int>(bytes);
     if (route.kind == Kind::Direct) {
       side->buffer = at(user.base, route.first_byte);
-      side->device_buffer = device;
       return true;
     }
     side->staged = true;

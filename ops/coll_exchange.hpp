@@ -129,8 +129,6 @@ struct HostSide {
   // Device memory Loom cannot stage (a type without Loom's plan, or bytes beyond an int): a host
   // that cannot read device memory must not be handed it (run_blocking, run_nonblocking).
   bool unstageable_device = false;
-  // Uniform sides: `buffer` is the user's device memory, handed to a host that reads it.
-  bool device_buffer = false;
 };
 
 // Block `k` of a side as the host sees it: its bytes, and where they start relative to

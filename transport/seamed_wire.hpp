@@ -28,13 +28,6 @@ constexpr size_t kMaxSeamedSizes = 256;
 // single-copy rendezvous (mpi::host_sends_contiguous_by_single_copy), LOOM_SEAMED_WIRE=0, the
 // size out of range, kMaxSeamedSizes sizes already cached, or the host refused the type.
 MPI_Datatype seamed_wire_type(int64_t bytes);
-// For collectives, whose every rank is Loom's and hands the host bytes: a block of `bytes` sent
-// and received as one element of a type of extent `bytes` that holds its first kSeamTail bytes
-// last in the stream, so that the host sees a non-contiguous type (no staging gap needed); the
-// receiving side's same type puts them back. Every rank must choose alike, so it is
-// MPI_DATATYPE_NULL only where the host or the size rules it out (never for a full cache);
-// LOOM_SEAMED_WIRE must then be the same on every rank, as Loom's other settings.
-MPI_Datatype rotated_wire_type(int64_t bytes);
 // Moves the last kSeamTail of the `bytes` packed bytes at `staging` (a buffer of at least
 // bytes + kSeamGap) past the seam, where the wire type reads them.
 void open_seam(char* staging, int64_t bytes);
