@@ -29,7 +29,17 @@ bool describe_alltoall(Exchange& ex, const void* sendbuf, int sendcount, MPI_Dat
   if (!describe_all_to_all(ex, in_place, uniform(sendbuf, size, sendcount, sendtype),
                            uniform(recvbuf, size, recvcount, recvtype)))
     return leave_to_host(any_left_to_host({sent, recvtype}));
+  if (!in_place) seam_send_blocks(ex, size);
   return true;
+}
+
+// The send side's blocks as the host sends them: MPI_BYTE, or one seamed type each.
+int sent_count(const Exchange& ex) {
+  return ex.send.seamed_type != MPI_DATATYPE_NULL ? 1 : ex.send.count;
+}
+
+MPI_Datatype sent_type(const Exchange& ex) {
+  return ex.send.seamed_type != MPI_DATATYPE_NULL ? ex.send.seamed_type : MPI_BYTE;
 }
 
 bool describe_alltoallv(Exchange& ex, const void* sendbuf, const int* sendcounts,
@@ -100,7 +110,7 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
                                  comm);
       },
       [&](Exchange& ex) {
-        return host().Alltoall(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
+        return host().Alltoall(ex.send.buffer, sent_count(ex), sent_type(ex), ex.recv.buffer,
                                ex.recv.count, MPI_BYTE, comm);
       },
       [&] {
@@ -123,7 +133,7 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
                                  comm);
       },
       [&](Exchange& ex) {
-        return host().Ialltoall(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
+        return host().Ialltoall(ex.send.buffer, sent_count(ex), sent_type(ex), ex.recv.buffer,
                                 ex.recv.count, MPI_BYTE, comm, request);
       },
       [&] {

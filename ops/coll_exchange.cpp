@@ -329,4 +329,20 @@ bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv) {
   return true;
 }
 
+void seam_send_blocks(Exchange& ex, int blocks) {
+  HostSide& send = ex.send;
+  if (!send.staged || !send.counts.empty() || send.pieces.size() != 1 || blocks <= 0) return;
+  const Piece& piece = send.pieces[0];
+  if (piece.first != 0 || piece.blocks != blocks || piece.route.kind != TypeRoute::Kind::Plan ||
+      piece.route.memory != exec::MemoryKind::Host)
+    return;
+  const MPI_Datatype type = seamed_block_type(send.count);
+  if (type == MPI_DATATYPE_NULL) return;
+  const int64_t stride = send.count + kSeamGap;
+  send.staging = StagingBuffer(static_cast<size_t>(stride * blocks));
+  send.buffer = send.staging.data();
+  send.seam_stride = stride;
+  send.seamed_type = type;
+}
+
 }  // namespace loom::ops::coll

@@ -30,6 +30,7 @@
 #include "mpi/topology.hpp"
 #include "mpi/type_registry.hpp"
 #include "runtime/counters.hpp"
+#include "transport/seamed_wire.hpp"
 #include "transport/select.hpp"
 #include "transport/staging.hpp"
 
@@ -129,6 +130,11 @@ struct HostSide {
   // Device memory Loom cannot stage (a type without Loom's plan, or bytes beyond an int): a host
   // that cannot read device memory must not be handed it (run_blocking, run_nonblocking).
   bool unstageable_device = false;
+  // A staged uniform send side whose blocks travel seamed (seam_send_blocks): block k sits at
+  // k * seam_stride with its tail moved past the seam, and the host sends each as one
+  // `seamed_type`. 0: blocks back to back, sent as MPI_BYTE.
+  int64_t seam_stride = 0;
+  MPI_Datatype seamed_type = MPI_DATATYPE_NULL;
 };
 
 // Block `k` of a side as the host sees it: its bytes, and where they start relative to
@@ -340,6 +346,15 @@ class Exchange final : public PendingOp {
   // Moves the selected blocks between the user's memory and the staged layout at `staged`
   // (the side's staging buffer, or a shared segment laid out the same way).
   int move(const HostSide& side, const Select& select, bool pack, char* staged) {
+    if (side.seam_stride > 0)  // packing only (seam_send_blocks): one piece, from block 0
+      return for_each_run(side, select, [&](const Piece& piece, int first, int blocks) {
+        for (int b = first; b < first + blocks; ++b) {
+          char* block = staged + b * side.seam_stride;
+          if (int rc = move_run(piece, b, 1, block, true, comm_); rc != MPI_SUCCESS) return rc;
+          open_seam(block, side.count);
+        }
+        return MPI_SUCCESS;
+      });
     return for_each_run(side, select, [&](const Piece& piece, int first, int blocks) {
       const int64_t skipped = first - piece.first;
       char* packed = staged + piece.offset + skipped * piece.count * piece.route.size;
@@ -389,6 +404,12 @@ std::vector<uint8_t> absent_sources(MPI_Comm comm, int in);
 // the user wrote it.
 
 bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv);
+
+// Under Open MPI, lays a staged uniform send side of `blocks` blocks out for a seamed wire
+// (transport/seamed_wire.hpp), which keeps the host's single-copy rendezvous off its blocks;
+// the byte stream is unchanged, so each rank decides alone. Nothing where the wire does not
+// apply (size, host, LOOM_SEAMED_WIRE) or the side is not packed by Loom into host memory.
+void seam_send_blocks(Exchange& ex, int blocks);
 
 // ---- Running a description ------------------------------------------------------------
 

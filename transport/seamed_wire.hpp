@@ -28,6 +28,11 @@ constexpr size_t kMaxSeamedSizes = 256;
 // single-copy rendezvous (mpi::host_sends_contiguous_by_single_copy), LOOM_SEAMED_WIRE=0, the
 // size out of range, kMaxSeamedSizes sizes already cached, or the host refused the type.
 MPI_Datatype seamed_wire_type(int64_t bytes);
+// The same seam for a collective's block of `bytes` (a type of MPI_BYTE, the signature the
+// receivers' MPI_BYTE expects): the block sits in staging with kSeamGap bytes after it, and
+// successive blocks one extent (bytes + kSeamGap) apart. MPI_DATATYPE_NULL as above; each rank
+// chooses alone, since the byte stream is the same either way.
+MPI_Datatype seamed_block_type(int64_t bytes);
 // Moves the last kSeamTail of the `bytes` packed bytes at `staging` (a buffer of at least
 // bytes + kSeamGap) past the seam, where the wire type reads them.
 void open_seam(char* staging, int64_t bytes);

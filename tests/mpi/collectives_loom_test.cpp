@@ -121,11 +121,11 @@ TEST_F(CollectiveLifetimes, ReceiveTypeFreedBeforeCompletion) {
   }
 }
 
-// All-to-all blocks of 2-64 KiB (where a wire type other than bytes could keep Open MPI's
-// single-copy rendezvous off them), blocking, non-blocking and in place, packed on both sides,
-// packed into plain doubles, and packed on rank 0 alone while the others' plain doubles go
-// straight to the host: whatever Loom sends must be the host's byte stream (a wire type that
-// reordered a block's bytes, tried once, failed the last case).
+// All-to-all blocks of 2-64 KiB, where Open MPI's seamed wire applies (ops/coll_exchange.hpp,
+// seam_send_blocks), blocking, non-blocking and in place, packed on both sides, packed into
+// plain doubles, and packed on rank 0 alone while the others' plain doubles go straight to the
+// host: whatever Loom sends must be the host's byte stream (a wire type that reordered a
+// block's bytes, tried once, failed the last case).
 TEST_F(CollectiveRequests, AllToAllBlocksOfKibibytesMixedWithPlainRanks) {
   for (const int doubles : {256, 257, 264, 1025, 8192}) {
     SCOPED_TRACE(std::to_string(doubles * 8) + " B per block");
