@@ -193,8 +193,7 @@ Outgoing stage_send(const Route& r, const void* buf, int elements, MPI_Datatype 
     count(transport::kSendHost);
     return out;
   }
-  const MPI_Datatype seamed =
-      seam_allowed && !r.device ? seamed_wire_type(r.bytes) : MPI_DATATYPE_NULL;
+  const MPI_Datatype seamed = seam_allowed ? seamed_wire_type(r.bytes) : MPI_DATATYPE_NULL;
   out.staging = pack_to_staging(r, buf, elements, seamed != MPI_DATATYPE_NULL ? kSeamGap : 0);
   out.buf = out.staging.data();
   if (seamed != MPI_DATATYPE_NULL) {
@@ -355,7 +354,7 @@ int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Da
   if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
   // Buffered sends keep a contiguous wire: their attached buffer was sized for the user's type.
   const MPI_Datatype seamed =
-      host_init != host().Bsend_init && !r.device ? seamed_wire_type(r.bytes) : MPI_DATATYPE_NULL;
+      host_init != host().Bsend_init ? seamed_wire_type(r.bytes) : MPI_DATATYPE_NULL;
   const bool seam = seamed != MPI_DATATYPE_NULL;
   StagingBuffer staging(static_cast<size_t>(r.bytes + (seam ? kSeamGap : 0)), r.device);
   const PackedWire wire(r.bytes);

@@ -34,6 +34,8 @@ constexpr const char* kTool = "loom-bench gpu-pingpong";
 struct Options : SamplingOptions {
   Options() : SamplingOptions(200, 5, 0.3) {}
   std::vector<int64_t> sizes, blocks;
+  int rounds = 5;  // Loom's and the application's timings alternated, the time shared among them
+  bool rounds_given = false;
 };
 
 void usage(FILE* out) {
@@ -45,7 +47,11 @@ void usage(FILE* out) {
       "  --sizes LIST   packed bytes per message (default 4K,64K,1M,16M; --quick 64K,1M)\n"
       "  --blocks LIST  block bytes, every other block taken (default 4,8,16,64,256;\n"
       "                 0 = contiguous)\n"
-      "  --quick, --reps N (default 200), --time SECONDS (default 0.3), --json FILE\n");
+      "  --rounds N     alternated rounds of Loom's and the application's trips (default 5,\n"
+      "                 --quick 3); the table gives each side's median and the spread of the\n"
+      "                 rounds' speed-ups\n"
+      "  --quick, --reps N (default 200 per round), --time SECONDS (default 0.3 per case and\n"
+      "  side, shared among the rounds), --json FILE\n");
 }
 
 // What one rank does per round trip; rank 0 starts.
@@ -65,25 +71,59 @@ double round_trips(int rank, int reps, Send&& send, Recv&& recv) {
   return (MPI_Wtime() - t0) / reps;
 }
 
-// Round trips for about `seconds`, at least `min_reps`, the same count on both ranks.
+// Round trips per timing for about `seconds`, at least the rounds' share of `min_reps`, the same
+// count on both ranks; after a warm-up trip.
 template <typename Trip>
-double time_trip(const Options& o, int rank, Trip&& trip) {
-  double one = trip(1);  // warm-up
-  one = trip(2);
-  double estimate = one;
+int reps_for(const Options& o, double seconds, Trip& trip) {
+  trip(1);
+  double estimate = trip(2);  // seconds per round trip
   MPI_Bcast(&estimate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  const int reps = std::clamp(static_cast<int>(o.seconds_per_case / std::max(estimate, 1e-7)),
-                              o.min_reps, o.max_reps);
-  (void)rank;
-  return trip(reps) / 2;  // one way
+  const int least = std::max(1, (o.min_reps + o.rounds - 1) / o.rounds);
+  return std::clamp(static_cast<int>(seconds / std::max(estimate, 1e-7)), least,
+                    std::max(least, o.max_reps));
+}
+
+// Loom's and the application's one-way times, round by round, the side that goes first
+// alternating: a drift of the machine during a case falls on both sides alike.
+struct Rounds {
+  std::vector<double> loom, app;
+  double loom_median() const { return summarize(loom).median; }
+  double app_median() const { return summarize(app).median; }
+  Summary speedups() const {
+    std::vector<double> r;
+    for (size_t i = 0; i < loom.size(); ++i) r.push_back(app[i] / loom[i]);
+    return summarize(r);
+  }
+};
+
+template <typename LoomTrip, typename AppTrip>
+Rounds time_rounds(const Options& o, LoomTrip&& loom_trip, AppTrip&& app_trip) {
+  const double seconds = o.seconds_per_case / o.rounds;
+  const int loom_reps = reps_for(o, seconds, loom_trip);
+  const int app_reps = reps_for(o, seconds, app_trip);
+  Rounds r;
+  for (int round = 0; round < o.rounds; ++round) {
+    if (round % 2 == 0) r.loom.push_back(loom_trip(loom_reps) / 2);
+    r.app.push_back(app_trip(app_reps) / 2);
+    if (round % 2 == 1) r.loom.push_back(loom_trip(loom_reps) / 2);
+  }
+  return r;
 }
 
 // Returns -1 to continue, or an exit code.
 int parse_options(int argc, char** argv, Options* o) {
   const int parsed = parse_subcommand_options(
-      argc, argv, kTool, o, usage, {"--sizes", "--blocks"},
+      argc, argv, kTool, o, usage, {"--sizes", "--blocks", "--rounds"},
       [&](const std::string& a, const char* v) {
         if (!v) return OptionParse::NotMine;
+        if (a == "--rounds") {
+          if (!parse_positive(v, &o->rounds)) {
+            bad_option_value(kTool, "--rounds");
+            return OptionParse::Bad;
+          }
+          o->rounds_given = true;
+          return OptionParse::Taken;
+        }
         if (a == "--sizes")
           return parse_size_list(kTool, "--sizes", v, &o->sizes) ? OptionParse::Taken
                                                                  : OptionParse::Bad;
@@ -99,6 +139,7 @@ int parse_options(int argc, char** argv, Options* o) {
       });
   if (parsed >= 0) return parsed;
   o->finish(0.1);
+  if (o->quick && !o->rounds_given) o->rounds = 3;
   if (o->sizes.empty())
     o->sizes = o->quick ? std::vector<int64_t>{64 << 10, 1 << 20}
                         : std::vector<int64_t>{4 << 10, 64 << 10, 1 << 20, 16 << 20};
@@ -159,10 +200,12 @@ int run_gpu_pingpong(int argc, char** argv) {
   const int peer = 1 - rank;
   TargetLine small("Loom >= 10x the application's copy-to-host path, blocks <= 16 B", 10);
   TargetLine all("Loom never slower than the application's copy-to-host path", 1);
-  Table table({"case", "packed", "loom us", "copy+host us", "speed-up", "verified"});
+  Table table(
+      {"case", "packed", "loom us", "copy+host us", "speed-up", "rounds' range", "verified"});
   JsonWriter j;
   j.begin_object();
   j.field("subcommand", "gpu-pingpong");
+  j.field("rounds", o.rounds);
   j.begin_array("cases");
   int failures = 0;
   for (int64_t block : o.blocks)
@@ -187,12 +230,12 @@ int run_gpu_pingpong(int argc, char** argv) {
       const bool ok = verify_case(rank, type, device, block, n, size, sent, background);
       if (!ok) ++failures;
 
-      const double loom = time_trip(o, rank, [&](int reps) {
+      auto loom_trip = [&](int reps) {
         return round_trips(
             rank, reps, [&] { MPI_Send(device, 1, type, peer, 2, MPI_COMM_WORLD); },
             [&] { MPI_Recv(device, 1, type, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE); });
-      });
-      const double app = time_trip(o, rank, [&](int reps) {
+      };
+      auto app_trip = [&](int reps) {
         return round_trips(
             rank, reps,
             [&] {
@@ -203,14 +246,18 @@ int run_gpu_pingpong(int argc, char** argv) {
               PMPI_Recv(host, 1, type, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
               cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice);
             });
-      });
+      };
+      const Rounds rounds = time_rounds(o, loom_trip, app_trip);
+      const double loom = rounds.loom_median(), app = rounds.app_median();
+      const Summary spread = rounds.speedups();
       const std::string name = block > 0 ? format("vec_b%lld", static_cast<long long>(block))
                                          : std::string("contiguous");
       const double speedup = app / loom;
       if (block > 0 && block <= 16) small.add(speedup, name + " " + human_bytes(size));
       all.add(speedup, name + " " + human_bytes(size));
       table.add_row({name, human_bytes(size), format("%.1f", loom * 1e6), format("%.1f", app * 1e6),
-                     format("%.2f", speedup), ok ? "yes" : "NO"});
+                     format("%.2f", speedup), format("%.2f-%.2f", spread.min, spread.max),
+                     ok ? "yes" : "NO"});
       j.begin_object();
       j.field("case", name);
       j.field("block_bytes", block);
@@ -218,6 +265,9 @@ int run_gpu_pingpong(int argc, char** argv) {
       j.field("span_bytes", span);
       j.field("loom_seconds", loom);
       j.field("app_seconds", app);
+      j.array("loom_rounds_seconds", rounds.loom);
+      j.array("app_rounds_seconds", rounds.app);
+      j.field("speedup_rounds", spread);
       j.field("verified", ok);
       j.end_object();
       CUDA_OK(cudaFree(device));
@@ -229,8 +279,9 @@ int run_gpu_pingpong(int argc, char** argv) {
   loom_get_stats(&stats);
   if (rank == 0) {
     std::printf(
-        "%s: one-way time, device buffers on both ranks; Loom active=%d, device staged=%llu\n",
-        kTool, loom_is_active(), static_cast<unsigned long long>(stats.device_staged));
+        "%s: one-way time (median of %d alternated rounds), device buffers on both ranks; Loom "
+        "active=%d, device staged=%llu\n",
+        kTool, o.rounds, loom_is_active(), static_cast<unsigned long long>(stats.device_staged));
     table.print(stdout);
     std::printf("\nverification: %d case(s) failed\n", failures);
     for (const TargetLine* line : {&small, &all}) print_target_line(*line, 64);

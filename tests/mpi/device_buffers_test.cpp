@@ -487,6 +487,65 @@ TEST(DeviceBuffers, CollectivesLoomCannotStageAreRefused) {
   MPI_Comm_free(&comm);
 }
 
+// Device messages of the sizes around the seamed wire's range (transport/seamed_wire.hpp: under
+// Open MPI a packed message of more than 2 KiB travels with its tail moved past a gap in the
+// staging): contiguous bytes and a vector of 8-byte blocks, each by MPI_Send, MPI_Isend and a
+// persistent send started twice with new data, against what the host delivers between host
+// buffers.
+TEST(DeviceBuffers, MessagesAroundTheSeamedWireSizes) {
+  const int peer = 1 - rank;
+  for (const int bytes : {2048, 2056, 4104, 65536, 300008}) {
+    for (const bool contiguous : {true, false}) {
+      MPI_Datatype type;
+      if (contiguous)
+        MPI_Type_contiguous(bytes, MPI_BYTE, &type);
+      else
+        MPI_Type_vector(bytes / 8, 1, 2, MPI_DOUBLE, &type);
+      MPI_Type_commit(&type);
+      MPI_Aint lb = 0, extent = 0;
+      MPI_Type_get_extent(type, &lb, &extent);
+      const size_t span = static_cast<size_t>(extent);
+      const auto background = pattern(span, 500 + bytes);
+      DeviceBuffer device(span);
+      MPI_Request persistent = MPI_REQUEST_NULL;  // rank 0's, from mode 2
+      for (int mode = 0; mode < 4; ++mode) {      // Send, Isend, persistent started twice
+        const auto sent = pattern(span, 600 + bytes + 10 * mode);
+        std::vector<char> expect = background;
+        if (rank == 0)
+          ASSERT_EQ(MPI_SUCCESS, PMPI_Send(sent.data(), 1, type, peer, 20, MPI_COMM_WORLD));
+        else
+          ASSERT_EQ(MPI_SUCCESS,
+                    PMPI_Recv(expect.data(), 1, type, peer, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        device.upload(rank == 0 ? sent : background);
+        MPI_Request request = MPI_REQUEST_NULL;
+        if (rank == 1) {
+          ASSERT_EQ(MPI_SUCCESS,
+                    MPI_Recv(device.get(), 1, type, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+          EXPECT_EQ(expect, device.download())
+              << bytes << " bytes, contiguous " << contiguous << ", mode " << mode;
+        } else if (mode == 0) {
+          ASSERT_EQ(MPI_SUCCESS, MPI_Send(device.get(), 1, type, peer, 21, MPI_COMM_WORLD));
+        } else if (mode == 1) {
+          ASSERT_EQ(MPI_SUCCESS,
+                    MPI_Isend(device.get(), 1, type, peer, 21, MPI_COMM_WORLD, &request));
+          ASSERT_EQ(MPI_SUCCESS, MPI_Wait(&request, MPI_STATUS_IGNORE));
+        } else if (mode == 2) {
+          ASSERT_EQ(MPI_SUCCESS,
+                    MPI_Send_init(device.get(), 1, type, peer, 21, MPI_COMM_WORLD, &request));
+          ASSERT_EQ(MPI_SUCCESS, MPI_Start(&request));
+          ASSERT_EQ(MPI_SUCCESS, MPI_Wait(&request, MPI_STATUS_IGNORE));
+        } else {  // the request of mode 2 started again: it must send the buffer as it is now
+          ASSERT_EQ(MPI_SUCCESS, MPI_Start(&persistent));
+          ASSERT_EQ(MPI_SUCCESS, MPI_Wait(&persistent, MPI_STATUS_IGNORE));
+          ASSERT_EQ(MPI_SUCCESS, MPI_Request_free(&persistent));
+        }
+        if (mode == 2 && rank == 0) persistent = request;
+      }
+      MPI_Type_free(&type);
+    }
+  }
+}
+
 TEST(DeviceBuffers, StatsCountDeviceStaging) {
   loom_stats s;
   loom_get_stats(&s);
