@@ -26,10 +26,10 @@ bool describe_alltoall(Exchange& ex, const void* sendbuf, int sendcount, MPI_Dat
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const MPI_Datatype sent = in_place ? MPI_DATATYPE_NULL : sendtype;
   if (!serves(comm, &rank, &size, {sent, recvtype})) return false;
-  if (!describe_all_to_all(ex, in_place, uniform(sendbuf, size, sendcount, sendtype),
-                           uniform(recvbuf, size, recvcount, recvtype)))
+  UserSide send = uniform(sendbuf, size, sendcount, sendtype);
+  send.seamable = true;
+  if (!describe_all_to_all(ex, in_place, send, uniform(recvbuf, size, recvcount, recvtype)))
     return leave_to_host(any_left_to_host({sent, recvtype}));
-  if (!in_place) seam_send_blocks(ex, size);
   return true;
 }
 

@@ -120,8 +120,16 @@ bool describe_side(const UserSide& user, HostSide* side) {
       return true;
     }
     side->staged = true;
+    int64_t stride = bytes;
+    // The seam keeps the host's single-copy rendezvous off each block; the byte stream is
+    // unchanged, so each rank decides alone.
+    if (user.seamable && route.kind == Kind::Plan && route.memory == exec::MemoryKind::Host &&
+        bytes > 0 && user.blocks > 0) {
+      side->seamed_type = seamed_block_type(bytes);
+      if (side->seamed_type != MPI_DATATYPE_NULL) side->seam_stride = stride = bytes + kSeamGap;
+    }
     side->staging =
-        StagingBuffer(static_cast<size_t>(std::max<int64_t>(bytes * user.blocks, 1)), device);
+        StagingBuffer(static_cast<size_t>(std::max<int64_t>(stride * user.blocks, 1)), device);
     side->buffer = side->staging.data();
     if (bytes > 0) side->pieces.push_back({at(user.base, 0), user.count, 0, user.blocks, 0, route});
     return true;
@@ -327,22 +335,6 @@ bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv) {
   if (recv && !describe_side(*recv, &ex.recv)) return false;
   ex.unpack = ex.recv.staged;
   return true;
-}
-
-void seam_send_blocks(Exchange& ex, int blocks) {
-  HostSide& send = ex.send;
-  if (!send.staged || !send.counts.empty() || send.pieces.size() != 1 || blocks <= 0) return;
-  const Piece& piece = send.pieces[0];
-  if (piece.first != 0 || piece.blocks != blocks || piece.route.kind != TypeRoute::Kind::Plan ||
-      piece.route.memory != exec::MemoryKind::Host)
-    return;
-  const MPI_Datatype type = seamed_block_type(send.count);
-  if (type == MPI_DATATYPE_NULL) return;
-  const int64_t stride = send.count + kSeamGap;
-  send.staging = StagingBuffer(static_cast<size_t>(stride * blocks));
-  send.buffer = send.staging.data();
-  send.seam_stride = stride;
-  send.seamed_type = type;
 }
 
 }  // namespace loom::ops::coll

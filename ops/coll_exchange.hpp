@@ -96,6 +96,10 @@ struct UserSide {
   const int* displs = nullptr;
   const MPI_Aint* aint_displs = nullptr;
   const MPI_Datatype* types = nullptr;
+  // A uniform send side whose blocks the host sends one per peer as MPI_BYTE (MPI_Alltoall's):
+  // under Open MPI, staged blocks packed by Loom's plan into host memory then travel seamed
+  // (HostSide::seam_stride).
+  bool seamable = false;
 };
 
 UserSide uniform(const void* base, int blocks, int count, MPI_Datatype type);
@@ -130,7 +134,8 @@ struct HostSide {
   // Device memory Loom cannot stage (a type without Loom's plan, or bytes beyond an int): a host
   // that cannot read device memory must not be handed it (run_blocking, run_nonblocking).
   bool unstageable_device = false;
-  // A staged uniform send side whose blocks travel seamed (seam_send_blocks): block k sits at
+  // A staged uniform send side whose blocks travel seamed (UserSide::seamable, and the host's
+  // wire allows it: transport::seamed_block_type): block k sits at
   // k * seam_stride with its tail moved past the seam, and the host sends each as one
   // `seamed_type`. 0: blocks back to back, sent as MPI_BYTE.
   int64_t seam_stride = 0;
@@ -346,7 +351,7 @@ class Exchange final : public PendingOp {
   // Moves the selected blocks between the user's memory and the staged layout at `staged`
   // (the side's staging buffer, or a shared segment laid out the same way).
   int move(const HostSide& side, const Select& select, bool pack, char* staged) {
-    if (side.seam_stride > 0)  // packing only (seam_send_blocks): one piece, from block 0
+    if (side.seam_stride > 0)  // packing only (UserSide::seamable): one piece, from block 0
       return for_each_run(side, select, [&](const Piece& piece, int first, int blocks) {
         for (int b = first; b < first + blocks; ++b) {
           char* block = staged + b * side.seam_stride;
@@ -404,12 +409,6 @@ std::vector<uint8_t> absent_sources(MPI_Comm comm, int in);
 // the user wrote it.
 
 bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv);
-
-// Under Open MPI, lays a staged uniform send side of `blocks` blocks out for a seamed wire
-// (transport/seamed_wire.hpp), which keeps the host's single-copy rendezvous off its blocks;
-// the byte stream is unchanged, so each rank decides alone. Nothing where the wire does not
-// apply (size, host, LOOM_SEAMED_WIRE) or the side is not packed by Loom into host memory.
-void seam_send_blocks(Exchange& ex, int blocks);
 
 // ---- Running a description ------------------------------------------------------------
 

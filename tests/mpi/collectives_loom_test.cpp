@@ -122,7 +122,7 @@ TEST_F(CollectiveLifetimes, ReceiveTypeFreedBeforeCompletion) {
 }
 
 // All-to-all blocks of 2-64 KiB, where Open MPI's seamed wire applies (ops/coll_exchange.hpp,
-// seam_send_blocks), blocking, non-blocking and in place, packed on both sides, packed into
+// UserSide::seamable), blocking, non-blocking and in place, packed on both sides, packed into
 // plain doubles, and packed on rank 0 alone while the others' plain doubles go straight to the
 // host: whatever Loom sends must be the host's byte stream (a wire type that reordered a
 // block's bytes, tried once, failed the last case).
