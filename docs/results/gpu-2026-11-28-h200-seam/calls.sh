@@ -3,16 +3,27 @@
 # The device calls of 2026-11-28 (H200, evening) that made this folder, run on the lent machine
 # from the repository root with .gpu-carry/bundle.tar.xz (tools/gpu-bundle.sh of the code under
 # test) and $OUT the folder that comes back:
-#   bash docs/results/gpu-2026-11-28-h200-seam/calls.sh 1|2
+#   bash docs/results/gpu-2026-11-28-h200-seam/calls.sh 1|2|3
 # Each: `ctest -L gpu` on both MPIs, then the device ping-pong through Open MPI with the seamed
 # wire on (default) and off (LOOM_SEAMED_WIRE=0, the path before: packed device messages sent as
 # one contiguous MPI_PACKED block) alternated, and once through MPICH (no seam there). Call 1 wrote
 # straight to $OUT, of which only 8 files came back (call1/); call 2 ran gpu-pingpong with
-# alternated rounds (--rounds) and returns one archive.
+# alternated rounds (--rounds) and returns one archive. Call 3 is the whole device check of
+# tools/gpu-check.sh at the session's head, both MPIs (full/).
 set -uo pipefail
 call=${1:-1}
 res=${OUT:-/tmp/res}
-[[ $call == 2 ]] && res=/tmp/res
+[[ $call != 1 ]] && res=/tmp/res
+if [[ $call == 3 ]]; then
+  out=$OUT
+  mkdir -p /tmp/new $res && tar -C /tmp/new -xJf .gpu-carry/bundle.tar.xz && cp -r tools /tmp/new/
+  cd /tmp/new || exit 1
+  OUT=$res GPU_PINGPONG_ARGS="--sizes 4K,64K,256K,1M,4M,16M" GPU_BENCH_TIMEOUT=170 \
+    GPU_BENCH_ARGS="--quick --sizes 16M,64M" tools/gpu-check.sh gpu-bundle/openmpi gpu-bundle/mpich \
+    2>&1 | grep -v -E "pmix|dlopen|Perhaps|^\[loom\] rank 1" | tee $res/log.txt
+  tar -C $res -czf "$out/call3.tar.gz" .
+  exit 0
+fi
 mkdir -p "$res" /tmp/new
 tar -C /tmp/new -xJf .gpu-carry/bundle.tar.xz && cp -r tools /tmp/new/
 cd /tmp/new || exit 1
