@@ -13,8 +13,7 @@
 #include <vector>
 
 static double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 int main() {
@@ -25,8 +24,8 @@ int main() {
   cudaStreamCreateWithFlags(&stream, cudaStreamDefault);
   cudaStream_t nonblocking;
   cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking);
-  const char* names[] = {"memcpy/mallochost",      "async+sync/mallochost",
-                         "async+sync/registered",  "memcpy/registered",
+  const char* names[] = {"memcpy/mallochost",        "async+sync/mallochost",
+                         "async+sync/registered",    "memcpy/registered",
                          "async+sync-nb/mallochost", "async+sync-nb/registered"};
   const int variants = 6;
   std::printf("%-8s %-26s %10s %10s\n", "bytes", "variant", "d2h us", "h2d us");
