@@ -3,17 +3,33 @@
 # The device calls of 2026-11-28 (H200, evening) that made this folder, run on the lent machine
 # from the repository root with .gpu-carry/bundle.tar.xz (tools/gpu-bundle.sh of the code under
 # test) and $OUT the folder that comes back:
-#   bash docs/results/gpu-2026-11-28-h200-seam/calls.sh 1|2|3
+#   bash docs/results/gpu-2026-11-28-h200-seam/calls.sh 1|2|3|4
 # Each: `ctest -L gpu` on both MPIs, then the device ping-pong through Open MPI with the seamed
 # wire on (default) and off (LOOM_SEAMED_WIRE=0, the path before: packed device messages sent as
 # one contiguous MPI_PACKED block) alternated, and once through MPICH (no seam there). Call 1 wrote
 # straight to $OUT, of which only 8 files came back (call1/); call 2 ran gpu-pingpong with
 # alternated rounds (--rounds) and returns one archive. Call 3 is the whole device check of
-# tools/gpu-check.sh at the session's head, both MPIs (full/).
+# tools/gpu-check.sh at the session's head, both MPIs (full/). Call 4 runs pathcost.cu (built
+# here against each MPI: .gpu-carry/pathcost-openmpi, pathcost-mpich) twice per MPI, Loom
+# preloaded from the bundle (pathcost.txt).
 set -uo pipefail
 call=${1:-1}
 res=${OUT:-/tmp/res}
 [[ $call != 1 ]] && res=/tmp/res
+if [[ $call == 4 ]]; then
+  mkdir -p /tmp/new && tar -C /tmp/new -xJf .gpu-carry/bundle.tar.xz && cp .gpu-carry/pathcost-* /tmp/new/
+  cd /tmp/new || exit 1
+  for run in 1 2; do
+    for m in openmpi mpich; do
+      (source gpu-bundle/$m/mpi-runtime/env.sh
+       export LD_LIBRARY_PATH=$PWD/gpu-bundle/$m/interpose:$LD_LIBRARY_PATH:$PWD/gpu-bundle/$m/lib
+       echo "== $m run $run"
+       timeout 100 mpiexec -n 2 env LD_PRELOAD=$PWD/gpu-bundle/$m/interpose/libloom.so \
+         ./pathcost-$m 2>&1 | grep -v -E "pmix|dlopen|Perhaps")
+    done
+  done | tee "$OUT/pathcost.txt"
+  exit 0
+fi
 if [[ $call == 3 ]]; then
   out=$OUT
   mkdir -p /tmp/new $res && tar -C /tmp/new -xJf .gpu-carry/bundle.tar.xz && cp -r tools /tmp/new/
