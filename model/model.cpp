@@ -524,8 +524,6 @@ double Model::pack_seconds(Locality where, const TypeShape& type, double bytes,
 
 Method Model::choose(Locality where, const TypeShape& type, double bytes, Traffic traffic) const {
   if (!calibration_) {
-    if (bytes < rule_.host_below_message_bytes && bytes <= rule_.host_max_blocks * type.mean_block)
-      return Method::Host;
     if (bytes >= rule_.host_from_message_bytes && type.mean_block > rule_.host_above_block_bytes)
       return Method::Host;
     return type.mean_block <= kDefaultPackBlockBytes ||

@@ -138,10 +138,6 @@ constexpr double kDefaultPackSmallMessageBytes = 65536;  // for messages up to t
 // the host's own datatype engine is as fast as Loom's pack path (docs/model.md, "Without a
 // calibration"). The defaults change nothing.
 struct BuiltInRule {
-  // Messages below this many bytes go to the host when they have at most `host_max_blocks`
-  // blocks: the host's fixed cost per message is lower than the pack path's.
-  double host_below_message_bytes = 0;
-  double host_max_blocks = 16;
   // Messages of at least this many bytes go to the host when their mean block is longer than
   // `host_above_block_bytes`: the host's per-block cost is already low there.
   double host_from_message_bytes = std::numeric_limits<double>::infinity();

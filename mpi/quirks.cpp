@@ -34,8 +34,6 @@ model::BuiltInRule builtin_rule_for_host() {
   if (host_is_mpich()) {
     rule.host_from_message_bytes = 16384;
     rule.host_above_block_bytes = 128;
-  } else {
-    rule.host_below_message_bytes = 256;
   }
   return rule;
 }

@@ -13,7 +13,7 @@ namespace loom::mpi {
 bool host_delivers_truncated_bytes();
 // The host's part of the method model's built-in rule (model::BuiltInRule), where the host's own
 // engine is as fast as Loom's pack path (measured in docs/model.md, "Without a calibration"):
-// Open MPI's on small messages of few blocks, MPICH's on long blocks of larger messages.
+// MPICH's on long blocks of larger messages. Open MPI has none.
 model::BuiltInRule builtin_rule_for_host();
 // Whether the host sends a contiguous message between processes of one node above its eager limit
 // by single-copy rendezvous, and a non-contiguous one by copy-in/copy-out: Open MPI's vader

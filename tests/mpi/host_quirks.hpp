@@ -15,10 +15,8 @@ constexpr bool kHostIsMpich = false;
 // call is the same exchange sent from a copy of the receive buffer.
 constexpr bool kHostInPlaceAlltoallwFails = kHostIsMpich;
 
-// The host's part of Loom's built-in method rule (mpi/quirks.hpp, builtin_rule_for_host): Open
-// MPI's engine is as fast as packing below 256 B for messages of at most 16 blocks, MPICH's
-// from 16 KiB for blocks above 128 B.
-constexpr long kHostTypedAsFastBelowBytes = kHostIsMpich ? 0 : 256;
+// The host's part of Loom's built-in method rule (mpi/quirks.hpp, builtin_rule_for_host): MPICH's
+// engine is as fast as packing from 16 KiB for blocks above 128 B.
 constexpr long kHostTypedAsFastFromBytes = kHostIsMpich ? 16384 : -1;  // -1: never
 constexpr long kHostTypedAsFastAboveBlock = 128;
 

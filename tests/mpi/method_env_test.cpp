@@ -175,8 +175,6 @@ int expected(int block, int64_t bytes, bool same_node) {
       return LOOM_METHOD_PACK;
     case Expect::BuiltIn:  // docs/model.md: block <= 16 B, or <= 256 B up to 64 KiB messages,
                            // except where the host's own engine is as fast (host_quirks.hpp)
-      if (bytes < loom::test::kHostTypedAsFastBelowBytes && bytes <= 16 * block)
-        return LOOM_METHOD_HOST;
       if (loom::test::kHostTypedAsFastFromBytes >= 0 &&
           bytes >= loom::test::kHostTypedAsFastFromBytes &&
           block > loom::test::kHostTypedAsFastAboveBlock)
