@@ -407,7 +407,7 @@ void print_summary(const model::Calibration& c, model::Locality where) {
       for (const model::Grid& grid : c.pack.by_spread) {
         std::printf(
             "\n%s types, spread %g: host-native time / Loom pack-path time, %s;\nabove "
-            "%.1f the model packs (marked *):\n",
+            "%.2f the model packs (marked *):\n",
             nested ? "nested" : "flat", grid.spread,
             traffic == model::Traffic::OneWay ? "one way (blocking calls)"
                                               : "exchange (non-blocking calls)",

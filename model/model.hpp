@@ -143,10 +143,12 @@ struct BuiltInRule {
   double host_from_message_bytes = std::numeric_limits<double>::infinity();
   double host_above_block_bytes = kDefaultPackSmallBlockBytes;
 };
-// With a calibration, Pack must be predicted this much faster than the host: the
-// calibration is measured on vectors, other shapes of the same mean block and spread
-// differ a little, and near a tie a wrong Pack costs more than a wrong Host gains.
-constexpr double kPackAdvantageRequired = 1.2;
+// With a calibration, Pack must be predicted this much faster than the host: near a tie the
+// host's own engine keeps the message. Not more: on Open MPI a message Loom hands to the host
+// still pays Loom's cost per call, 5-7% of a 0.2 us message, so a 1.2x requirement left
+// messages that packing sent 1.1-1.4x faster at 0.93-0.96x (docs/model.md, "The advantage
+// packing must show"); online trials catch a type that differs from the calibration's vectors.
+constexpr double kPackAdvantageRequired = 1.05;
 
 class Model {
  public:
