@@ -1,7 +1,10 @@
 #include "mpi/type_decode.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -132,7 +135,7 @@ struct Contents {
   Contents& operator=(const Contents&) = delete;
 };
 
-NodeRef decode(MPI_Datatype t, int depth);
+NodeRef decode(MPI_Datatype t, int depth, bool covered);
 
 bool is_named(MPI_Datatype t) {
   int ni, na, nt, combiner;
@@ -243,14 +246,30 @@ void note_basic_type(MPI_Datatype t) {
   basic_types_seen->push_back(t);
 }
 
-NodeRef decode(MPI_Datatype t, int depth) {
-  if (depth > 64) throw Unsupported{"type nesting deeper than 64"};
-  Contents c(t);
-  if (c.combiner == MPI_COMBINER_NAMED) {
-    note_basic_type(t);
-    return named_layout(t);
-  }
-  auto child = [&](size_t i) { return decode(c.types[i], depth + 1); };
+// The derived parts checked against the host while decoding one type (see decode_datatype).
+struct PartCheck {
+  int64_t span_limit = 0;  // parts whose true extent is at most this are packed by the host
+  std::vector<MPI_Datatype> agreed;  // handles stay valid while the decoded type holds them
+};
+thread_local PartCheck* part_check = nullptr;
+
+// Whether the host packs one element of part `t` as the typemap `node` says.
+bool host_agrees_on_part(MPI_Datatype t, const NodeRef& node) {
+  MPI_Count size = 0, true_lb = 0, true_extent = 0;
+  PMPI_Type_size_x(t, &size);
+  PMPI_Type_get_true_extent_x(t, &true_lb, &true_extent);
+  const Layout layout{{0, node}};
+  if (size != types::packed_size(layout)) return false;
+  return host_packs_same(t, size, true_lb, true_extent, [&](const void* base, void* out) {
+    auto* to = static_cast<char*>(out);
+    types::for_each_block(layout, [&](int64_t off, int64_t len) {
+      std::memcpy(to, static_cast<const char*>(base) + off, static_cast<size_t>(len));
+      to += len;
+    });
+  });
+}
+
+NodeRef decode_derived(const Contents& c, const std::function<NodeRef(size_t)>& child) {
   switch (c.combiner) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED:  // same typemap; lb/extent come from the host
@@ -321,6 +340,37 @@ NodeRef decode(MPI_Datatype t, int depth) {
   }
 }
 
+// `covered`: an enclosing type is checked against the host as a whole. Otherwise the
+// largest parts small enough to pack are checked one by one, so that a host quirk inside a
+// type too large to check whole still leaves that type to the host.
+NodeRef decode(MPI_Datatype t, int depth, bool covered) {
+  if (depth > 64) throw Unsupported{"type nesting deeper than 64"};
+  Contents c(t);
+  if (c.combiner == MPI_COMBINER_NAMED) {
+    note_basic_type(t);
+    return named_layout(t);
+  }
+  bool check_here = false;
+  if (!covered && part_check) {
+    if (std::find(part_check->agreed.begin(), part_check->agreed.end(), t) !=
+        part_check->agreed.end())
+      covered = true;
+    else {
+      MPI_Count true_lb = 0, true_extent = 0;
+      PMPI_Type_get_true_extent_x(t, &true_lb, &true_extent);
+      check_here = true_extent <= part_check->span_limit;
+    }
+  }
+  NodeRef node = decode_derived(
+      c, [&](size_t i) { return decode(c.types[i], depth + 1, covered || check_here); });
+  if (check_here) {
+    if (!host_agrees_on_part(t, node))
+      throw Unsupported{"the host packs a part of the type differently"};
+    part_check->agreed.push_back(t);
+  }
+  return node;
+}
+
 // Appends `t`'s constructor calls, down to named types, to `out`; false past 64 levels.
 bool append_signature(MPI_Datatype t, int depth, std::string* out) {
   if (depth > 64) return false;
@@ -353,15 +403,46 @@ bool type_signature(MPI_Datatype type, std::string* out) {
   }
 }
 
+bool host_packs_same(MPI_Datatype type, int64_t size, int64_t true_lb, int64_t true_extent,
+                     const std::function<void(const void* base, void* packed)>& loom_pack) {
+  if (size <= 0) return true;
+  if (size > INT_MAX) return false;
+  std::vector<unsigned char> user(static_cast<size_t>(true_extent));
+  for (size_t i = 0; i < user.size(); ++i)
+    user[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
+  // The scratch copy stands where the type's bytes start. A type of absolute addresses
+  // (sent from MPI_BOTTOM, which goes to the host anyway) would need an origin below
+  // address 0, which no pointer can express: such a type is not compared.
+  intptr_t origin = 0;
+  if (__builtin_sub_overflow(reinterpret_cast<intptr_t>(user.data()), true_lb, &origin) ||
+      origin < 0)
+    return true;
+  const auto* base = reinterpret_cast<const unsigned char*>(origin);
+  std::vector<unsigned char> host_bytes(static_cast<size_t>(size), 0xA5), loom_bytes(host_bytes);
+  int position = 0;
+  if (PMPI_Pack(base, 1, type, host_bytes.data(), static_cast<int>(size), &position,
+                MPI_COMM_SELF) != MPI_SUCCESS ||
+      position != size)
+    return false;
+  loom_pack(base, loom_bytes.data());
+  return host_bytes == loom_bytes;
+}
+
 std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not,
-                                             bool* mixed_basic_types) {
+                                             bool* mixed_basic_types, int64_t check_parts_over) {
   std::vector<MPI_Datatype> seen;
   basic_types_seen = &seen;
+  PartCheck parts;
+  parts.span_limit = check_parts_over;
+  part_check = check_parts_over > 0 ? &parts : nullptr;
   struct Reset {
-    ~Reset() { basic_types_seen = nullptr; }
+    ~Reset() { basic_types_seen = nullptr, part_check = nullptr; }
   } reset;
   try {
-    types::Layout layout{{0, decode(type, 0)}};
+    MPI_Count true_lb = 0, true_extent = 0;
+    PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
+    const bool checked_whole = true_extent <= check_parts_over;
+    types::Layout layout{{0, decode(type, 0, checked_whole)}};
     if (mixed_basic_types)
       *mixed_basic_types = seen.size() > 1 || (seen.size() == 1 && is_pair_type(seen[0]));
     return layout;

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -14,8 +15,20 @@ namespace loom::mpi {
 // The (uncanonicalised) layout of one element of `type`, or nullopt with a reason when
 // Loom does not handle the type (it then goes to the host MPI). `mixed_basic_types`, if
 // given, says whether the typemap holds more than one basic type (pair types count).
+// With `check_parts_over` > 0 the caller checks the whole type against the host's packing
+// when its true extent is at most that many bytes; a larger type has its largest parts within
+// that size packed by the host here, and any difference makes it unsupported (Open MPI 4.1
+// packs the descending bytes of hvector(2, 1, -1, MPI_BYTE) in ascending order, also deep
+// inside a type spanning megabytes).
 std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not,
-                                             bool* mixed_basic_types = nullptr);
+                                             bool* mixed_basic_types = nullptr,
+                                             int64_t check_parts_over = 0);
+
+// Packs one element of `type` with the host from a patterned scratch copy of its true
+// bounds, and with `loom_pack(base, packed)`; true when the bytes agree, or when no pointer
+// can express the element's origin (a type of absolute addresses). False when the host fails.
+bool host_packs_same(MPI_Datatype type, int64_t size, int64_t true_lb, int64_t true_extent,
+                     const std::function<void(const void* base, void* packed)>& loom_pack);
 
 // A byte string naming `type` exactly: its constructor calls (MPI_Type_get_envelope and
 // get_contents) all the way down to predefined types. Types with equal signatures have the same

@@ -250,34 +250,11 @@ TypeRegistry& registry() {
 }
 
 // Types whose one element spans at most this many bytes are packed once by the host and
-// once by the new plan at commit; any difference leaves the type to the host. This
+// once by the new plan at commit; larger types have their largest parts within this span
+// checked the same way while decoding. Any difference leaves the type to the host. This
 // catches host quirks no decoder can know (Open MPI 4.1 packs a descending run of bytes,
 // hvector(n, 1, -1, MPI_BYTE), in ascending order).
 constexpr int64_t kVerifySpanBytes = int64_t{1} << 20;
-
-// False when the host's packed bytes differ from the plan's.
-bool host_packs_like(MPI_Datatype type, const pack::Plan& plan, int64_t true_lb,
-                     int64_t true_extent) {
-  const int size = static_cast<int>(plan.size());
-  std::vector<unsigned char> user(static_cast<size_t>(true_extent));
-  for (size_t i = 0; i < user.size(); ++i)
-    user[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
-  // The scratch copy stands where the type's bytes start. A type of absolute addresses
-  // (sent from MPI_BOTTOM, which goes to the host anyway) would need an origin below
-  // address 0, which no pointer can express: such a type is not compared.
-  intptr_t origin = 0;
-  if (__builtin_sub_overflow(reinterpret_cast<intptr_t>(user.data()), true_lb, &origin) ||
-      origin < 0)
-    return true;
-  const auto* base = reinterpret_cast<const unsigned char*>(origin);
-  std::vector<unsigned char> host_bytes(static_cast<size_t>(size), 0xA5), loom_bytes(host_bytes);
-  int position = 0;
-  if (PMPI_Pack(base, 1, type, host_bytes.data(), size, &position, MPI_COMM_SELF) != MPI_SUCCESS ||
-      position != size)
-    return false;
-  exec::pack(plan, base, 1, loom_bytes.data(), exec::MemoryKind::Host);
-  return host_bytes == loom_bytes;
-}
 
 // Builds a plan and checks it against the host's own view of the type (size, extent,
 // true bounds, and for small types the packed bytes themselves). Any disagreement means Loom
@@ -285,7 +262,7 @@ bool host_packs_like(MPI_Datatype type, const pack::Plan& plan, int64_t true_lb,
 std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
   std::string why;
   bool mixed_basic_types = false;
-  auto layout = decode_datatype(type, &why, &mixed_basic_types);
+  auto layout = decode_datatype(type, &why, &mixed_basic_types, kVerifySpanBytes);
   MPI_Count host_size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   PMPI_Type_size_x(type, &host_size);
   PMPI_Type_get_extent_x(type, &lb, &extent);
@@ -307,8 +284,11 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
       shape.nested = types::strided_levels(*layout) >= 2;  // as built, not as canonicalised
       auto plan = std::make_shared<TypePlan>(pack::Plan(canonical, extent, config().isa),
                                              std::string(), shape, mixed_basic_types);
-      if (size > 0 && size <= INT_MAX && true_extent <= kVerifySpanBytes &&
-          !host_packs_like(type, plan->plan, true_lb, true_extent)) {
+      const auto loom_pack = [&plan](const void* base, void* packed) {
+        exec::pack(plan->plan, base, 1, packed, exec::MemoryKind::Host);
+      };
+      if (true_extent <= kVerifySpanBytes &&
+          !host_packs_same(type, size, true_lb, true_extent, loom_pack)) {
         if (config().debug)
           std::fprintf(stderr, "loom: type left to the host MPI: it packs %s differently\n",
                        types::describe(canonical).c_str());
