@@ -62,9 +62,21 @@ Method MethodTrial::method_for(Config config) const {
   return defended();
 }
 
+MethodTrial MethodTrial::confirm(const MethodTrial& decided) {
+  MethodTrial trial(Method::Pack, 0, decided.next_index());
+  trial.rounds_ = 1;
+  trial.confirming_ = true;
+  trial.host_reference_ = decided.samples_[static_cast<int>(Config::Host)];
+  return trial;
+}
+
 MethodTrial::Ticket MethodTrial::next() {
   ++seen_;
   if (decided_) return {*decided_, -1};
+  if (confirming_) {
+    if (issued_ >= kConfirmMessages) return {prior_, -1};
+    return {prior_, issued_++, true};
+  }
   if (waited_ < wait_) {
     ++waited_;
     return {prior_, -1};
@@ -86,8 +98,25 @@ MethodTrial::Ticket MethodTrial::next_at(double now_seconds, std::optional<uint6
   return posted_;
 }
 
+void MethodTrial::record_confirmation(const Ticket& ticket, double seconds) {
+  if (!kConfirmTimed[ticket.slot]) return;
+  auto& packed = samples_[static_cast<int>(Config::Current)];
+  packed.push_back(seconds);
+  if (static_cast<int>(packed.size()) < kSamples) return;
+  if (!beats(host_reference_, packed)) {
+    decided_ = Method::Pack;
+    return;
+  }
+  decided_ = Method::Host;
+  const double base = median(host_reference_);
+  double extra = 0;
+  for (double sample : packed) extra += std::max(0.0, sample - base);
+  cost_seconds_ += extra * kConfirmMessages / kSamples;
+}
+
 void MethodTrial::record(const Ticket& ticket, double seconds) {
   if (decided_ || ticket.slot < 0 || ticket.slot >= span()) return;
+  if (confirming_) return record_confirmation(ticket, seconds);
   const int round = ticket.slot >= kSecondRound;
   const int slot = ticket.slot - round * kSecondRound;
   if (round != round_ || slot >= kMessages || !kSchedule[slot].timed) return;
@@ -152,6 +181,16 @@ std::string MethodTrial::schedule_text(Method current) {
 
 namespace {
 
+// " 241.0 247.5 us"
+void append_microseconds(std::string& text, const std::vector<double>& samples) {
+  for (double seconds : samples) {
+    char number[32];
+    std::snprintf(number, sizeof number, " %.1f", seconds * 1e6);
+    text += number;
+  }
+  text += " us";
+}
+
 std::string describe_round(const std::vector<double> (&samples)[3], Method defended) {
   std::string text;
   for (auto config :
@@ -161,12 +200,7 @@ std::string describe_round(const std::vector<double> (&samples)[3], Method defen
                 ? std::string("as is (") + method_name(defended) + ")"
                 : std::string(method_name(config == MethodTrial::Config::Host ? Method::Host
                                                                               : Method::Pack));
-    for (double seconds : samples[static_cast<int>(config)]) {
-      char number[32];
-      std::snprintf(number, sizeof number, " %.1f", seconds * 1e6);
-      text += number;
-    }
-    text += " us";
+    append_microseconds(text, samples[static_cast<int>(config)]);
   }
   return text;
 }
@@ -174,6 +208,13 @@ std::string describe_round(const std::vector<double> (&samples)[3], Method defen
 }  // namespace
 
 std::string MethodTrial::describe() const {
+  if (confirming_) {
+    std::string text = "pack as settled";
+    append_microseconds(text, samples_[static_cast<int>(Config::Current)]);
+    text += " against the host's trial samples";
+    append_microseconds(text, host_reference_);
+    return text;
+  }
   const std::string text = describe_round(samples_, defended());
   if (!first_round_) return text;
   return describe_round(first_samples_, prior_) + " -> " + method_name(*first_round_) + "; then " +

@@ -38,6 +38,10 @@ const Counter kTrialsSwitched = register_counter("p2p", "online trials", "switch
 // Re-checks of settled kinds (MethodTrial::recheck_point), and those that changed the method.
 const Counter kRechecks = register_counter("p2p", "online trials", "rechecked");
 const Counter kRechecksSwitched = register_counter("p2p", "online trials", "recheck switched");
+// Verdicts of packing confirmed on the kind's next messages (MethodTrial::confirm), and those
+// that went to the host instead.
+const Counter kConfirmations = register_counter("p2p", "online trials", "confirmed");
+const Counter kConfirmationsSwitched = register_counter("p2p", "online trials", "confirm switched");
 const Counter kTrialCost = register_counter("p2p", "online trials", "cost", Unit::Nanoseconds);
 
 enum class Setting { Auto, Host, Pack };
@@ -221,18 +225,23 @@ int trial_key(model::Traffic traffic, model::Locality where, Side side, int buck
 }
 
 // After a record: once `trial` has its verdict, the kind settles on it (mpi/type_registry.hpp)
-// until its next re-check point, and the verdict is counted. Called under the type's
-// trial_mutex, after the trial has seen the message that decided it.
+// until its next re-check point, or until its next message where packing is to be confirmed,
+// and the verdict is counted. Called under the type's trial_mutex, after the trial has seen the
+// message that decided it.
 void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
                        model::Locality where, Side side, const model::MethodTrial& trial) {
   const auto decided = trial.decided();
   if (!decided) return;
   const int64_t next = trial.next_index();
   type.settled[static_cast<int>(traffic)][static_cast<int>(where)][static_cast<int>(side)][bucket]
-      .store(settled_slot(*decided, model::MethodTrial::recheck_point(next) - next),
+      .store(settled_slot(*decided, trial.needs_confirmation()
+                                        ? 0
+                                        : model::MethodTrial::recheck_point(next) - next),
              std::memory_order_relaxed);
   const bool kept = *decided == trial.prior();
-  if (trial.is_recheck()) {
+  if (trial.is_confirmation()) {
+    if (!kept) count(kConfirmationsSwitched);
+  } else if (trial.is_recheck()) {
     if (!kept) count(kRechecksSwitched);
   } else {
     count(kept ? kTrialsKept : kTrialsSwitched);
@@ -240,7 +249,10 @@ void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
   count(kTrialCost, static_cast<uint64_t>(trial.cost_seconds() * 1e9));
   if (config().debug)
     std::fprintf(stderr, "[loom] pid %d %s: %s%s, %s, %lld+ bytes: %s -> %s %s\n",
-                 static_cast<int>(getpid()), trial.is_recheck() ? "re-check" : "trial",
+                 static_cast<int>(getpid()),
+                 trial.is_confirmation() ? "confirmation"
+                 : trial.is_recheck()    ? "re-check"
+                                         : "trial",
                  traffic == model::Traffic::Exchange ? "exchange " : "",
                  side == Side::Send ? "send" : "receive", model::locality_name(where),
                  1LL << (bucket - 1), trial.describe().c_str(), kept ? "kept" : "switched to",
@@ -323,12 +335,18 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
   auto& settled_mine = settled[static_cast<int>(side)][bucket];
   const uint32_t mine = settled_mine.load(std::memory_order_relaxed);
   if (trial.decided() && mine != 0 && mine < kOneMessage) {
-    // A settled kind at its re-check point (MethodTrial::recheck_point): one round defending
-    // the verdict. Its messages take the locked path until the round decides.
-    trial = model::MethodTrial::recheck(*trial.decided(),
-                                        model::MethodTrial::recheck_point(trial.next_index()));
+    // A verdict of packing is confirmed on the kind's next messages; a settled kind at its
+    // re-check point (MethodTrial::recheck_point) runs one round defending the verdict. Its
+    // messages take the locked path until that decides.
+    if (trial.needs_confirmation()) {
+      trial = model::MethodTrial::confirm(trial);
+      count(kConfirmations);
+    } else {
+      trial = model::MethodTrial::recheck(*trial.decided(),
+                                          model::MethodTrial::recheck_point(trial.next_index()));
+      count(kRechecks);
+    }
     settled_mine.store(0, std::memory_order_relaxed);
-    count(kRechecks);
   }
   model::MethodTrial::Ticket ticket;
   // Exchange messages, and blocking receives, are timed by the interval to the kind's next

@@ -37,6 +37,16 @@ bool uniform(const std::string& routes) {
   return routes == std::string(routes.size(), 'H') || routes == std::string(routes.size(), 'P');
 }
 
+// A settled stretch: one method throughout, or packing that went to the host in its
+// confirmation (MethodTrial::confirm: the kind's first messages after a verdict of packing,
+// which a loaded machine can find slower than the host ran in the trial).
+bool settled_or_confirmed(const std::string& routes) {
+  const size_t host_from = routes.find('H');
+  const size_t confirmed_by = loom::model::MethodTrial::kConfirmMessages + 2;
+  return uniform(routes) || (routes[0] == 'P' && host_from <= confirmed_by &&
+                             routes.find('P', host_from) == std::string::npos);
+}
+
 std::string schedule_with(char current) {
   using loom::model::Method;
   return loom::model::MethodTrial::schedule_text(current == 'H' ? Method::Host : Method::Pack);
@@ -81,7 +91,7 @@ void check_routes(const std::string& routes, uint64_t trials,
   EXPECT_EQ(trial.substr(MethodTrial::kSecondRound, last),
             schedule_with(between[0]).substr(0, last))
       << routes;
-  EXPECT_TRUE(uniform(trial.substr(MethodTrial::kSecondRound + settled))) << routes;
+  EXPECT_TRUE(settled_or_confirmed(trial.substr(MethodTrial::kSecondRound + settled))) << routes;
 }
 
 TEST(OnlineTrial, FirstMessagesTryBothMethodsThenSettle) {
@@ -194,7 +204,8 @@ TEST(OnlineTrial, SettledKindsAreTriedAgainAtTheirRecheckPoint) {
   const std::string round = routes.substr(kPoint + 1, MethodTrial::kMessages - 2);
   EXPECT_EQ(round, schedule_with(routes[kPoint - 1]).substr(1, MethodTrial::kMessages - 2))
       << routes.substr(kPoint - 4);
-  EXPECT_TRUE(uniform(routes.substr(kPoint + MethodTrial::kMessages))) << routes.substr(kPoint - 4);
+  EXPECT_TRUE(settled_or_confirmed(routes.substr(kPoint + MethodTrial::kMessages)))
+      << routes.substr(kPoint - 4);
   MPI_Type_free(&every_fourth);
 }
 

@@ -316,7 +316,8 @@ TEST(MethodTrial, WaitsUntilTheTrialCanPayForItself) {
   EXPECT_EQ(MethodTrial::wait_for(0, 1e-6), MethodTrial::kNoPredictionWait);
   EXPECT_EQ(MethodTrial::wait_for(std::nan(""), std::nan("")), MethodTrial::kNoPredictionWait);
   EXPECT_EQ(MethodTrial::wait_for(1e-6, 2e-6), MethodTrial::kNoPredictionWait);
-  EXPECT_LE(MethodTrial::kMaxWait + MethodTrial::kSpan, MethodTrial::kSettledBy);
+  EXPECT_LE(MethodTrial::kMaxWait + MethodTrial::kSpan + MethodTrial::kConfirmMessages,
+            MethodTrial::kSettledBy);
 
   // The wait runs the prior without a slot; then the schedule starts at slot 0, and the
   // verdict comes as without a wait.
@@ -413,6 +414,98 @@ TEST(MethodTrial, ARecheckIsOneRoundDefendingTheVerdict) {
   EXPECT_EQ(same.decided(), Method::Host);
   EXPECT_FALSE(same.scheduling());
   EXPECT_EQ(same.next().slot, -1);
+}
+
+// Runs a confirmation to its end with `times` for its timed messages; returns what it issued.
+std::string run_confirmation(MethodTrial& trial, const std::vector<double>& times) {
+  std::string issued;
+  size_t used = 0;
+  for (int i = 0; i < MethodTrial::kConfirmMessages; ++i) {
+    const MethodTrial::Ticket ticket = trial.next();
+    // The last, untimed message comes after the verdict and already takes it.
+    if (i + 1 < MethodTrial::kConfirmMessages) {
+      EXPECT_EQ(ticket.slot, i);
+      EXPECT_TRUE(ticket.as_is);  // a send follows its receives, as settled
+    }
+    issued += ticket.method == Method::Host ? 'H' : 'P';
+    trial.record(ticket, MethodTrial::kConfirmTimed[i] ? times[used++] : 9.0);
+  }
+  return issued;
+}
+
+// A verdict of packing is confirmed on the kind's next messages: if they run clearly slower than
+// the host ran in the trial, the peer settled on the host and the route is mixed, and the kind
+// follows it to the host (Open MPI ping-pong of vec_b8 at 4 MiB, the receive that kept packing:
+// as is 1658-2366 us, host 1706-1804 us; the mixed route then ran 2432 us a round trip).
+TEST(MethodTrial, APackingVerdictIsConfirmedOnTheNextMessages) {
+  MethodTrial split(Method::Pack);
+  std::string trial_issued;
+  const std::vector<double> host_times = {1745e-6, 1706e-6, 1804e-6, 1772e-6};
+  run_round(split, host_times, {1600e-6, 1650e-6, 1620e-6, 1640e-6}, &trial_issued);
+  run_gap(split, &trial_issued);
+  // Round two: one fast sample of packing as is keeps it (four inversions).
+  run_round(split, host_times, {2366e-6, 1890e-6, 2107e-6, 1990e-6}, &trial_issued,
+            {1658e-6, 2366e-6, 2050e-6, 2208e-6});
+  ASSERT_EQ(split.decided(), Method::Pack);
+  EXPECT_TRUE(split.needs_confirmation());
+  MethodTrial mixed = MethodTrial::confirm(split);
+  EXPECT_TRUE(mixed.is_confirmation());
+  EXPECT_FALSE(mixed.is_recheck());
+  EXPECT_EQ(mixed.next_index(), split.next_index());
+  EXPECT_TRUE(mixed.scheduling());
+  EXPECT_EQ(mixed.current(), Method::Pack);
+  EXPECT_EQ(run_confirmation(mixed, {2432e-6, 2410e-6, 2460e-6, 2398e-6}), "PPPPPPH");
+  EXPECT_EQ(mixed.decided(), Method::Host);
+  EXPECT_FALSE(mixed.needs_confirmation());
+  EXPECT_GT(mixed.cost_seconds(), 0.0);
+  EXPECT_NE(mixed.describe().find("pack as settled 2432.0 2410.0 2460.0 2398.0 us against the "
+                                  "host's trial samples 1745.0 1706.0 1804.0 1772.0 us"),
+            std::string::npos)
+      << mixed.describe();
+
+  // Packing running as it ran in the trial stands, and so does a host within the margin.
+  MethodTrial as_tried = MethodTrial::confirm(split);
+  EXPECT_EQ(run_confirmation(as_tried, {1990e-6, 2050e-6, 2366e-6, 1658e-6}), "PPPPPPP");
+  EXPECT_EQ(as_tried.decided(), Method::Pack);
+  EXPECT_EQ(as_tried.cost_seconds(), 0.0);
+  MethodTrial near = MethodTrial::confirm(split);
+  run_confirmation(near, {1900e-6, 1910e-6, 1890e-6, 1920e-6});
+  EXPECT_EQ(near.decided(), Method::Pack);
+
+  // Verdicts of the host are not confirmed, nor is a confirmation.
+  MethodTrial host(Method::Pack);
+  run_trial(host, {1e-3, 1e-3, 1e-3, 1e-3}, {3e-3, 3e-3, 3e-3, 3e-3});
+  ASSERT_EQ(host.decided(), Method::Host);
+  EXPECT_FALSE(host.needs_confirmation());
+  EXPECT_FALSE(as_tried.needs_confirmation());
+
+  // A re-check that keeps packing is confirmed too.
+  MethodTrial recheck = MethodTrial::recheck(Method::Pack, 4096);
+  std::string issued;
+  run_round(recheck, {2e-3, 2e-3, 2e-3, 2e-3}, {1e-3, 1e-3, 1e-3, 1e-3}, &issued);
+  ASSERT_EQ(recheck.decided(), Method::Pack);
+  EXPECT_TRUE(recheck.needs_confirmation());
+}
+
+// By intervals (a blocking receive, or exchange traffic) a confirmation times post to post.
+TEST(MethodTrial, AConfirmationTimedByIntervals) {
+  MethodTrial trial(Method::Host);
+  double now = 1.0;
+  while (!trial.decided()) {
+    const MethodTrial::Ticket ticket = trial.next_at(now);
+    now += ticket.method == Method::Host ? 3e-3 : 1e-3;
+  }
+  ASSERT_EQ(trial.decided(), Method::Pack);
+  MethodTrial confirm = MethodTrial::confirm(trial);
+  std::string issued;
+  while (!confirm.decided()) {
+    const MethodTrial::Ticket ticket = confirm.next_at(now);
+    issued += ticket.method == Method::Host ? 'H' : 'P';
+    now += 4e-3;  // slower than the host's 3 ms in the trial
+  }
+  EXPECT_EQ(confirm.decided(), Method::Host);
+  // Decided at the post of its last, untimed message, which already goes to the host.
+  EXPECT_EQ(issued, "PPPPPPH");
 }
 
 TEST(MethodTrial, TheDecisionSticksAndLateRecordsAreIgnored) {
