@@ -62,6 +62,12 @@ Method MethodTrial::method_for(Config config) const {
   return defended();
 }
 
+bool MethodTrial::needs_confirmation() const {
+  const auto& host = samples_[static_cast<int>(Config::Host)];
+  return decided_ == Method::Pack && !confirming_ && host.size() == kSamples &&
+         median(host) >= kConfirmFromSeconds;
+}
+
 MethodTrial MethodTrial::confirm(const MethodTrial& decided) {
   MethodTrial trial(Method::Pack, 0, decided.next_index());
   trial.rounds_ = 1;
@@ -103,7 +109,7 @@ void MethodTrial::record_confirmation(const Ticket& ticket, double seconds) {
   auto& packed = samples_[static_cast<int>(Config::Current)];
   packed.push_back(seconds);
   if (static_cast<int>(packed.size()) < kSamples) return;
-  if (!beats(host_reference_, packed)) {
+  if (!beats(host_reference_, packed, kConfirmMargin)) {
     decided_ = Method::Pack;
     return;
   }

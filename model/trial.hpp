@@ -115,21 +115,25 @@ class MethodTrial {
 
   // A verdict of packing is confirmed: the kind's next kConfirmMessages messages run packed as
   // settled, timed as the rounds are (two warm-ups, kSamples timed, one untimed), and if the
-  // host's samples from the round that decided beat them by kMargin in all but kMaxInversions
-  // pairs, the kind goes to the host after all. The two processes of a ping-pong decide alone,
-  // and on a near tie one can keep packing while the other goes to the host: the route then
-  // mixes packed sends into typed receives, slower than either method (Open MPI, indexed_b16 at
-  // 4 MiB: 1216 us a message against 868 us for the host alone). Only packing is confirmed: the
-  // process that kept packing then sees its messages run slower than the host ran in its trial,
-  // and follows its peer; a process that chose the host is already where the pair converges.
+  // host's samples from the round that decided beat them by kConfirmMargin in all but
+  // kMaxInversions pairs, the kind goes to the host after all. The two processes of a ping-pong
+  // decide alone, and on a near tie one can keep packing while the other goes to the host: the
+  // route then mixes packed sends into typed receives, slower than either method (Open MPI,
+  // indexed_b16 at 4 MiB: 1216 us a message against 868 us for the host alone). Only packing is
+  // confirmed: the process that kept packing then sees its messages run slower than the host ran in
+  // its trial, and follows its peer; a process that chose the host is already where the pair
+  // converges. A confirmation switches alone, on one process, and a switch its peer does not make
+  // is the very split it is for: so it asks for a wide gap, which a split shows (the mixed route
+  // ran 1.4x the host's round trip) and noise rarely does, and it runs only where a round trip's
+  // samples stand above the machine's scheduling noise (spikes of 10-100 us; 256-byte
+  // messages at 1.1-1.4 us a round trip switched one side with a 10% margin).
+  static constexpr double kConfirmMargin = 0.8;
+  static constexpr double kConfirmFromSeconds = 20e-6;  // the host's median trial sample
   static constexpr int kConfirmMessages = 7;
   static constexpr bool kConfirmTimed[kConfirmMessages] = {false, false, true, true,
                                                            true,  true,  false};
   // Whether the kind's verdict is packing, not yet confirmed.
-  bool needs_confirmation() const {
-    return decided_ == Method::Pack && !confirming_ &&
-           samples_[static_cast<int>(Config::Host)].size() == kSamples;
-  }
+  bool needs_confirmation() const;
   // The confirmation of `decided`'s verdict, starting at the kind's next message.
   static MethodTrial confirm(const MethodTrial& decided);
   bool is_confirmation() const { return confirming_; }

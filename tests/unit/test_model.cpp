@@ -472,6 +472,18 @@ TEST(MethodTrial, APackingVerdictIsConfirmedOnTheNextMessages) {
   run_confirmation(near, {1900e-6, 1910e-6, 1890e-6, 1920e-6});
   EXPECT_EQ(near.decided(), Method::Pack);
 
+  // A gap that noise makes (packing 15% behind the host's trial samples) stands too: a switch
+  // the peer does not make would split the pair.
+  MethodTrial noise = MethodTrial::confirm(split);
+  run_confirmation(noise, {2030e-6, 2010e-6, 2070e-6, 2000e-6});
+  EXPECT_EQ(noise.decided(), Method::Pack);
+  // Round trips of a few microseconds are not confirmed: scheduling spikes of 10-100 us there
+  // outweigh any route (256-byte messages at 1.1-1.4 us).
+  MethodTrial short_trips(Method::Pack);
+  run_trial(short_trips, {1.2e-6, 1.1e-6, 1.2e-6, 1.3e-6}, {1.1e-6, 1.0e-6, 1.1e-6, 1.1e-6});
+  ASSERT_EQ(short_trips.decided(), Method::Pack);
+  EXPECT_FALSE(short_trips.needs_confirmation());
+
   // Verdicts of the host are not confirmed, nor is a confirmation.
   MethodTrial host(Method::Pack);
   run_trial(host, {1e-3, 1e-3, 1e-3, 1e-3}, {3e-3, 3e-3, 3e-3, 3e-3});
