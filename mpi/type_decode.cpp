@@ -260,13 +260,21 @@ bool host_agrees_on_part(MPI_Datatype t, const NodeRef& node) {
   PMPI_Type_get_true_extent_x(t, &true_lb, &true_extent);
   const Layout layout{{0, node}};
   if (size != types::packed_size(layout)) return false;
-  return host_packs_same(t, size, true_lb, true_extent, [&](const void* base, void* out) {
-    auto* to = static_cast<char*>(out);
-    types::for_each_block(layout, [&](int64_t off, int64_t len) {
-      std::memcpy(to, static_cast<const char*>(base) + off, static_cast<size_t>(len));
-      to += len;
-    });
-  });
+  // A part the program built but never committed cannot be packed (MPICH refuses it, fatally
+  // under the default error handler); a committed duplicate has the same typemap.
+  MPI_Datatype committed = MPI_DATATYPE_NULL;
+  if (PMPI_Type_dup(t, &committed) != MPI_SUCCESS) return false;
+  const bool same =
+      PMPI_Type_commit(&committed) == MPI_SUCCESS &&
+      host_packs_same(committed, size, true_lb, true_extent, [&](const void* base, void* out) {
+        auto* to = static_cast<char*>(out);
+        types::for_each_block(layout, [&](int64_t off, int64_t len) {
+          std::memcpy(to, static_cast<const char*>(base) + off, static_cast<size_t>(len));
+          to += len;
+        });
+      });
+  PMPI_Type_free(&committed);
+  return same;
 }
 
 NodeRef decode_derived(const Contents& c, const std::function<NodeRef(size_t)>& child) {
