@@ -18,9 +18,14 @@ static_assert(timed_slots(MethodTrial::Config::Current) == MethodTrial::kSamples
 
 namespace {
 
-// Whether `challenger` beats `incumbent` by `margin` in all but kMaxInversions pairs.
-bool beats(const std::vector<double>& challenger, const std::vector<double>& incumbent,
+// Whether `challenger` beats `incumbent` by `margin` in all but kMaxInversions pairs, once each
+// side's slowest sample is set aside (MethodTrial::kTrimSlowest).
+bool beats(std::vector<double> challenger, std::vector<double> incumbent,
            double margin = MethodTrial::kMargin) {
+  for (auto* samples : {&challenger, &incumbent}) {
+    std::sort(samples->begin(), samples->end());
+    if (MethodTrial::kTrimSlowest && samples->size() > 2) samples->pop_back();
+  }
   int inversions = 0;  // pairs in which the challenger did not win by the margin
   for (double theirs : challenger)
     for (double ours : incumbent) inversions += theirs >= margin * ours;

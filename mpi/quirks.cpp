@@ -16,6 +16,10 @@ bool host_delivers_truncated_bytes() {
   return !host_is_mpich();
 }
 
+int host_typed_warmup_messages() {
+  return host_is_mpich() ? 16 : 0;
+}
+
 bool host_receives_packed_into_mixed_types() {
   return !host_is_mpich();
 }

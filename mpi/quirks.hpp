@@ -21,6 +21,12 @@ model::BuiltInRule builtin_rule_for_host();
 // "none") and the ob1 pml (OMPI_MCA_pml not asking for UCX). For Loom's packed bytes the second
 // is the faster (docs/p2p.md, "Packed messages under Open MPI").
 bool host_sends_contiguous_by_single_copy();
+// How many messages of a non-contiguous type the host sends before its typed path runs at speed,
+// which an online trial must not time before them. MPICH 4.0's typed ping-pong of a 16 KiB grid
+// face takes 40 us a round trip for its first 15-16 messages and 12-15 us after (64 KiB: 12-15
+// messages at 93-117 us, then 41-47 us; counted in messages, not time: spinning 2 ms between
+// them changes nothing); Open MPI runs at speed from its second message.
+int host_typed_warmup_messages();
 // Whether the host receives a contiguous message of over ~8 KiB into a datatype with more than
 // one basic type. MPICH 4.0 cannot, so Loom does not send such types packed there.
 bool host_receives_packed_into_mixed_types();

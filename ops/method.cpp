@@ -303,9 +303,12 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
       side == Side::Send && received ? static_cast<model::Method>(received - 1) : prior;
   auto& wait_left = type.wait_left[static_cast<int>(traffic)][static_cast<int>(where)]
                                   [static_cast<int>(side)][bucket];
+  // The wait's last messages warm the host's typed path up, so that the trial times the host at
+  // its speed (mpi::host_typed_warmup_messages; both ends of a message count alike).
+  static const uint32_t warmup = static_cast<uint32_t>(host_typed_warmup_messages());
   for (uint32_t left = wait_left.load(std::memory_order_relaxed); left > 0;)
     if (wait_left.compare_exchange_weak(left, left - 1, std::memory_order_relaxed))
-      return {waiting, -1};
+      return {left <= warmup ? model::Method::Host : waiting, -1};
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   const int key = trial_key(traffic, where, side, bucket);
   auto found = type.trials.find(key);

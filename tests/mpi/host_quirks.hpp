@@ -20,4 +20,8 @@ constexpr bool kHostInPlaceAlltoallwFails = kHostIsMpich;
 constexpr long kHostTypedAsFastFromBytes = kHostIsMpich ? 16384 : -1;  // -1: never
 constexpr long kHostTypedAsFastAboveBlock = 128;
 
+// Messages of a kind's trial wait that warm the host's typed path up (mpi/quirks.hpp,
+// host_typed_warmup_messages): the wait's last ones go to the host.
+constexpr int kHostTypedWarmupMessages = kHostIsMpich ? 16 : 0;
+
 }  // namespace loom::test

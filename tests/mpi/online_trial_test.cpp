@@ -15,6 +15,7 @@
 #include "loom/loom.h"
 #include "model/trial.hpp"
 #include "tests/mpi/gtest_mpi.hpp"
+#include "tests/mpi/host_quirks.hpp"
 
 namespace {
 
@@ -72,10 +73,21 @@ void check_routes(const std::string& routes, uint64_t trials,
   }
   ASSERT_GE(routes.size(), static_cast<size_t>(MethodTrial::kSettledBy)) << routes;
   EXPECT_EQ(trials, 2u);
-  // The wait runs the model's choice, and so do the schedule's first messages: as is, then (as
-  // is the host) the host's block; the first other method shows where the schedule began.
-  const size_t first_other = routes.find_first_not_of(routes[0]);
-  ASSERT_NE(first_other, std::string::npos) << routes;
+  // The wait runs the model's choice, its last kHostTypedWarmupMessages the host (where the host
+  // needs them), and so do the schedule's first messages: as is, then (as is the host) the host's
+  // block; the first other method after the warm-up shows where the schedule began.
+  const size_t warmup = static_cast<size_t>(loom::test::kHostTypedWarmupMessages);
+  const size_t warm_from = routes.find_first_not_of(routes[0]);
+  ASSERT_NE(warm_from, std::string::npos) << routes;
+  size_t first_other = warm_from;
+  if (warmup > 0 && routes[0] == 'P') {
+    // Packing waited: the warm-up is the first host stretch, exactly kHostTypedWarmupMessages
+    // long, and the schedule's as-is block follows it packed.
+    EXPECT_EQ(routes.substr(warm_from, warmup), std::string(warmup, 'H')) << routes;
+    EXPECT_EQ(routes[warm_from + warmup], 'P') << routes;
+    first_other = routes.find('H', warm_from + warmup);
+    ASSERT_NE(first_other, std::string::npos) << routes;
+  }
   const int wait = static_cast<int>(first_other) - (routes[0] == 'H' ? 12 : 5);
   EXPECT_GE(wait, MethodTrial::kMinWait) << routes;
   EXPECT_LE(wait, MethodTrial::kMaxWait) << routes;

@@ -174,6 +174,15 @@ TEST(MethodTrial, SwitchesOnlyWhenTheOtherMethodWinsAlmostEveryPairByTheMargin) 
   run_trial(outlier, {1718e-6, 1739e-6, 2329e-6, 2005e-6}, {3270e-6, 4113e-6, 2265e-6, 3586e-6});
   EXPECT_EQ(outlier.decided(), Method::Host);
 
+  // A spike on the incumbent's side is set aside: MPICH subarray_face at 16 KiB, round two of
+  // the receive that kept packing while its peer switched (the pair split at 0.87x).
+  MethodTrial spike(Method::Pack);
+  std::string spike_issued;
+  const std::vector<double> spike_host = {12.0e-6, 12.7e-6, 19.5e-6, 13.9e-6};
+  run_round(spike, spike_host, {18.7e-6, 16.5e-6, 28.1e-6, 16.4e-6}, &spike_issued,
+            {24.4e-6, 16.8e-6, 17.1e-6, 165.8e-6});
+  EXPECT_EQ(spike.current(), Method::Host);
+
   // Two inversions are one too many.
   MethodTrial two_inversions(Method::Host);
   run_trial(two_inversions, {3270e-6, 4113e-6, 2265e-6, 3586e-6},
