@@ -260,6 +260,10 @@ bool host_agrees_on_part(MPI_Datatype t, const NodeRef& node) {
   PMPI_Type_get_true_extent_x(t, &true_lb, &true_extent);
   const Layout layout{{0, node}};
   if (size != types::packed_size(layout)) return false;
+  // The scratch copy covers the host's true bounds: the layout must not reach past them
+  // (Open MPI's vector(2, 1, -1, MPI_BYTE) has true_lb 0, the typemap's is -1).
+  const types::Bounds b = types::bounds(layout);
+  if (size > 0 && (b.lo != true_lb || b.hi - b.lo != true_extent)) return false;
   // A part the program built but never committed cannot be packed (MPICH refuses it, fatally
   // under the default error handler); a committed duplicate has the same typemap.
   MPI_Datatype committed = MPI_DATATYPE_NULL;
