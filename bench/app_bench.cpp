@@ -153,10 +153,13 @@ struct CaseResult : p2p::PathTimes {  // seconds per one-way message (rank 0's v
   std::string verify_error;
   bool verified() const { return verify_error.empty(); }
   // One-way seconds per message over the whole run as an application lives it: the first
-  // round (the type's first use and, under Loom, its trials: later rounds find the kind
-  // settled in the plan cached by signature) once, the other rounds at their median, which
-  // keeps one descheduled round on this shared machine from counting 5 times its share.
+  // round (the type's first use) and, under Loom, every round up to the last one in which a
+  // trial began, decided or confirmed (a kind's trial can start after its first round: the
+  // plan, and with it the kind's age, is cached by signature) in full, the other rounds at
+  // their median, which keeps one descheduled round on this shared machine from counting 5
+  // times its share.
   double host_life = 0, loom_life = 0;
+  int loom_rounds_in_full = 1;  // Loom's rounds counted in full: the first, and its trials'
   double life_ratio() const { return loom_life > 0 ? host_life / loom_life : 0; }
   double cold_ratio() const { return cold[1] > 0 ? cold[0] / cold[1] : 0; }
   double cold[2] = {0, 0};  // the first round's seconds per message: host, Loom
@@ -213,6 +216,19 @@ std::string verify_window(bool host, const Path& path, int rank, Exchange& x, un
             format("rank 1, %s path: window message %d of %d arrived wrong", path.name, i, kWindow);
   }
   return p2p::gather_rank_messages(message, rank, 2);
+}
+
+// The counters of Loom's online trials on this process: a change over a round means the round
+// held trial messages (a kind began its trial, reached a verdict or confirmed one).
+uint64_t trial_events() {
+  uint64_t sum = 0;
+  for (const char* name :
+       {"p2p.online_trials.started", "p2p.online_trials.kept", "p2p.online_trials.switched",
+        "p2p.online_trials.confirmed", "p2p.online_trials.rechecked"}) {
+    uint64_t value = 0;
+    if (loom_get_counter(name, &value)) sum += value;
+  }
+  return sum;
 }
 
 // One round of `path`: `messages` round trips, in types of `life` round trips (the whole round
@@ -290,13 +306,17 @@ CaseResult run_case(const CorpusEntry& entry, int64_t size, Variant variant, con
   loom_get_stats(&before);
   const auto routes_before = p2p::RouteCounters::now();
   std::vector<double> samples[2];
+  int last_trial_round = 0;  // Loom's last round with trial events, on either rank
   for (int round = 0; round < opt.max_reps; ++round)
     for (int j = 0; j < 2; ++j) {
       const int k = (round + j) % 2;  // alternate which path goes first
+      const uint64_t events = trial_events();
       samples[k].push_back(run_round(*paths[k], k == 0, entry, size, variant, opt, rank, x,
                                      slots.get(), 10 + static_cast<uint64_t>(2 * round + k),
                                      &errors));
+      if (k == 1 && trial_events() != events) last_trial_round = round;
     }
+  PMPI_Allreduce(MPI_IN_PLACE, &last_trial_round, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   loom_get_stats(&after);
   const auto routes = p2p::RouteCounters::now().since(routes_before);
   r.route = p2p::route_of(routes.p2p_loom, routes.p2p_host);
@@ -304,11 +324,17 @@ CaseResult run_case(const CorpusEntry& entry, int64_t size, Variant variant, con
       (after.trials_kept - before.trials_kept) + (after.trials_switched - before.trials_switched);
   r.summarize_samples(samples);
   double* life[2] = {&r.host_life, &r.loom_life};
+  r.loom_rounds_in_full = last_trial_round + 1;
   for (int k = 0; k < 2; ++k) {
     const auto& v = samples[k];
     r.cold[k] = v[0];
-    const double rest = v.size() > 1 ? summarize({v.begin() + 1, v.end()}).median : v[0];
-    *life[k] = (v[0] + rest * static_cast<double>(v.size() - 1)) / static_cast<double>(v.size());
+    const size_t in_full = k == 1 ? static_cast<size_t>(r.loom_rounds_in_full) : 1;
+    double sum = 0;
+    for (size_t i = 0; i < in_full; ++i) sum += v[i];
+    if (in_full < v.size())
+      sum += summarize({v.begin() + static_cast<std::ptrdiff_t>(in_full), v.end()}).median *
+             static_cast<double>(v.size() - in_full);
+    *life[k] = sum / static_cast<double>(v.size());
   }
   r.floor = p2p::measure_floor(x, opt.quick);
   r.verify_error = errors;
@@ -366,16 +392,17 @@ std::string label(const CaseResult& r) {
 void print_table(const MpiRun& mpi, const Options& opt, const Run& run) {
   std::printf(
       "\nhost MPI: %s   (one-way time per message over a round of %d round trips; %d\n"
-      "alternated rounds per path: the first pays the type's first use and Loom's trials (later\n"
-      "rounds find the kind settled in the plan Loom caches by signature, as an application\n"
-      "would), so time = (first round + (rounds-1) x median of the others) / rounds, [min-max]\n"
-      "over rounds; recreate: a type is built, committed and freed every %d round trips, inside\n"
+      "alternated rounds per path: the first pays the type's first use, and Loom's trials may\n"
+      "run on into later rounds (the plan Loom caches by signature keeps a kind's age, as an\n"
+      "application's would), so time = (the rounds in full up to Loom's last round with a trial\n"
+      "event, the host's first, + the other rounds at their median) / rounds, [min-max] over\n"
+      "rounds; recreate: a type is built, committed and freed every %d round trips, inside\n"
       "the time; window: %d MPI_Isend then MPI_Waitall (MPI_Irecv on the peer) per window, %d\n"
       "windows a round, time per message; host/loom > 1: Loom is faster; 1st round: host/loom of "
       "the first rounds alone;\n"
       "route: which engine served Loom's sends and receives; trials: verdicts of Loom's trials\n"
-      "over the case; floor = (fastest pack + fastest unpack) / 2, bound = host / floor: the\n"
-      "best host/loom ratio any transport can reach)\n",
+      "over the case, r: Loom's rounds in full; floor = (fastest pack + fastest unpack) / 2,\n"
+      "bound = host / floor: the best host/loom ratio any transport can reach)\n",
       mpi.host_mpi.c_str(), opt.messages, opt.max_reps, opt.life, kWindow,
       std::max(1, opt.messages / 10));
   for (Variant variant : opt.variants) {
@@ -383,13 +410,14 @@ void print_table(const MpiRun& mpi, const Options& opt, const Run& run) {
                  "loom us [min-max]", "host/loom", "1st round", "floor us", "bound", "data"});
     for (const auto& r : run.results) {
       if (r.variant != variant) continue;
-      table.add_row({variant_name(variant), r.type_name, human_bytes(r.packed_bytes), r.route,
-                     format("%llu", (unsigned long long)r.trials_settled),
-                     usec(r.host_life) + " [" + usec(r.host.min) + "-" + usec(r.host.max) + "]",
-                     usec(r.loom_life) + " [" + usec(r.loom.min) + "-" + usec(r.loom.max) + "]",
-                     format("%.2fx", r.life_ratio()), format("%.2fx", r.cold_ratio()),
-                     usec(r.floor.seconds()), format("%.2fx", r.ratio_bound()),
-                     r.verified() ? "ok" : "MISMATCH"});
+      table.add_row(
+          {variant_name(variant), r.type_name, human_bytes(r.packed_bytes), r.route,
+           format("%llu r%d", (unsigned long long)r.trials_settled, r.loom_rounds_in_full),
+           usec(r.host_life) + " [" + usec(r.host.min) + "-" + usec(r.host.max) + "]",
+           usec(r.loom_life) + " [" + usec(r.loom.min) + "-" + usec(r.loom.max) + "]",
+           format("%.2fx", r.life_ratio()), format("%.2fx", r.cold_ratio()),
+           usec(r.floor.seconds()), format("%.2fx", r.ratio_bound()),
+           r.verified() ? "ok" : "MISMATCH"});
     }
     std::printf("\n");
     table.print(stdout);
@@ -453,6 +481,7 @@ void write_json(const Options& opt, const Run& run, const std::vector<TargetLine
     j.field("loom_life_seconds", r.loom_life);
     j.field("ratio", r.life_ratio());
     j.field("ratio_first_round", r.cold_ratio());
+    j.field("loom_rounds_in_full", r.loom_rounds_in_full);
     j.field("ratio_paired", r.paired_ratio);
     j.field("floor_seconds", r.floor.seconds());
     j.field("ratio_bound", r.ratio_bound());

@@ -539,7 +539,8 @@ Method Model::choose(Locality where, const TypeShape& type, double bytes, Traffi
 }
 
 bool Model::rule_packs_on_weak_ground(Locality where, const TypeShape& type, double bytes) const {
-  return !calibration_ && type.mean_block > kDefaultPackBlockBytes &&
+  return !calibration_ &&
+         (type.mean_block > kDefaultPackBlockBytes || bytes >= kRuleWeakFromMessageBytes) &&
          choose(where, type, bytes) == Method::Pack;
 }
 

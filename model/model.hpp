@@ -133,6 +133,10 @@ bool save_file(const Calibration& c, const std::string& path, std::string* why);
 constexpr double kDefaultPackBlockBytes = 16;            // always Pack at or below this block
 constexpr double kDefaultPackSmallBlockBytes = 256;      // ... and at or below this block
 constexpr double kDefaultPackSmallMessageBytes = 65536;  // for messages up to this size
+// From this size the rule's packing is weak ground whatever the blocks: both hosts' typed paths
+// pipeline a large message, packing on one core while the peer unpacks on the other, where
+// Loom's pack, transfer and unpack run one after another (docs/model.md, "Large messages").
+constexpr double kRuleWeakFromMessageBytes = 131072;
 
 // The part of the built-in rule that depends on the host MPI (mpi/quirks.hpp answers it), where
 // the host's own datatype engine is as fast as Loom's pack path (docs/model.md, "Without a
@@ -171,9 +175,9 @@ class Model {
   Method choose(Locality where, const TypeShape& type, double bytes,
                 Traffic traffic = Traffic::OneWay) const;
   // Without a calibration: the built-in rule packs this message on its weak ground, blocks
-  // longer than kDefaultPackBlockBytes, where the host's own engine has won as often as it lost
-  // (docs/model.md, "Without a calibration"). Online trials treat such a choice as a predicted
-  // tie (MethodTrial::wait_for).
+  // longer than kDefaultPackBlockBytes or messages of kRuleWeakFromMessageBytes or more, where
+  // the host's own engine has won as often as it lost (docs/model.md, "Without a
+  // calibration"). Online trials treat such a choice as a predicted tie (MethodTrial::wait_for).
   bool rule_packs_on_weak_ground(Locality where, const TypeShape& type, double bytes) const;
 
  private:

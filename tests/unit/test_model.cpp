@@ -801,8 +801,9 @@ TEST(ModelChoice, BuiltInRuleLeavesLongBlocksOfLargerMessagesToAFastHost) {
 }
 
 // The rule's choices on the ground where the host has won as often as it lost (blocks longer
-// than kDefaultPackBlockBytes) are tried as at a predicted tie, after kMinWait messages
-// (ops/method.cpp); its host choices and its packing of short blocks are not weak.
+// than kDefaultPackBlockBytes, messages of 128 KiB or more) are tried as at a predicted tie,
+// after kMinWait messages (ops/method.cpp); its host choices and its packing of short blocks
+// in smaller messages are not weak.
 TEST(ModelChoice, BuiltInRuleNamesItsWeakGround) {
   BuiltInRule rule;
   rule.host_from_message_bytes = 16384;  // MPICH's (mpi/quirks.hpp)
@@ -814,7 +815,9 @@ TEST(ModelChoice, BuiltInRuleNamesItsWeakGround) {
     EXPECT_TRUE(model.rule_packs_on_weak_ground(where, flat(64), 256));
     EXPECT_TRUE(model.rule_packs_on_weak_ground(where, flat(64), 128));    // 2 blocks
     EXPECT_FALSE(model.rule_packs_on_weak_ground(where, flat(16), 8192));  // packs, firmly
-    EXPECT_FALSE(model.rule_packs_on_weak_ground(where, flat(1), 1e9));
+    EXPECT_FALSE(model.rule_packs_on_weak_ground(where, flat(1), 131071));
+    EXPECT_TRUE(model.rule_packs_on_weak_ground(where, flat(1), 131072));  // large
+    EXPECT_TRUE(model.rule_packs_on_weak_ground(where, flat(16), 1e9));
     EXPECT_FALSE(model.rule_packs_on_weak_ground(where, flat(256), 65537));  // host
     EXPECT_FALSE(model.rule_packs_on_weak_ground(where, flat(256), 16384));  // host (MPICH's)
   }
