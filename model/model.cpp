@@ -540,7 +540,7 @@ Method Model::choose(Locality where, const TypeShape& type, double bytes, Traffi
 
 bool Model::rule_packs_on_weak_ground(Locality where, const TypeShape& type, double bytes) const {
   return !calibration_ &&
-         (type.mean_block > kDefaultPackBlockBytes || bytes >= kRuleWeakFromMessageBytes) &&
+         (type.mean_block > kDefaultPackBlockBytes || bytes >= rule_.weak_from_message_bytes) &&
          choose(where, type, bytes) == Method::Pack;
 }
 

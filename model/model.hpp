@@ -136,16 +136,19 @@ constexpr double kDefaultPackSmallMessageBytes = 65536;  // for messages up to t
 // From this size the rule's packing is weak ground whatever the blocks: both hosts' typed paths
 // pipeline a large message, packing on one core while the peer unpacks on the other, where
 // Loom's pack, transfer and unpack run one after another (docs/model.md, "Large messages").
+// A host may start its weak ground lower (BuiltInRule::weak_from_message_bytes).
 constexpr double kRuleWeakFromMessageBytes = 131072;
 
 // The part of the built-in rule that depends on the host MPI (mpi/quirks.hpp answers it), where
 // the host's own datatype engine is as fast as Loom's pack path (docs/model.md, "Without a
-// calibration"). The defaults change nothing.
+// calibration"). The defaults add nothing to the rule.
 struct BuiltInRule {
   // Messages of at least this many bytes go to the host when their mean block is longer than
   // `host_above_block_bytes`: the host's per-block cost is already low there.
   double host_from_message_bytes = std::numeric_limits<double>::infinity();
   double host_above_block_bytes = kDefaultPackSmallBlockBytes;
+  // From this size the rule's packing of any blocks is weak ground (tried as a predicted tie).
+  double weak_from_message_bytes = kRuleWeakFromMessageBytes;
 };
 // With a calibration, Pack must be predicted this much faster than the host: near a tie the
 // host's own engine keeps the message. Not more: on Open MPI a message Loom hands to the host
@@ -175,8 +178,8 @@ class Model {
   Method choose(Locality where, const TypeShape& type, double bytes,
                 Traffic traffic = Traffic::OneWay) const;
   // Without a calibration: the built-in rule packs this message on its weak ground, blocks
-  // longer than kDefaultPackBlockBytes or messages of kRuleWeakFromMessageBytes or more, where
-  // the host's own engine has won as often as it lost (docs/model.md, "Without a
+  // longer than kDefaultPackBlockBytes or messages of the host's weak_from_message_bytes or more,
+  // where the host's own engine has won as often as it lost (docs/model.md, "Without a
   // calibration"). Online trials treat such a choice as a predicted tie (MethodTrial::wait_for).
   bool rule_packs_on_weak_ground(Locality where, const TypeShape& type, double bytes) const;
 

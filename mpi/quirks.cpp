@@ -38,6 +38,7 @@ model::BuiltInRule builtin_rule_for_host() {
   if (host_is_mpich()) {
     rule.host_from_message_bytes = 16384;
     rule.host_above_block_bytes = 128;
+    rule.weak_from_message_bytes = 4096;
   }
   return rule;
 }

@@ -13,7 +13,8 @@ namespace loom::mpi {
 bool host_delivers_truncated_bytes();
 // The host's part of the method model's built-in rule (model::BuiltInRule), where the host's own
 // engine is as fast as Loom's pack path (measured in docs/model.md, "Without a calibration"):
-// MPICH's on long blocks of larger messages. Open MPI has none.
+// MPICH's on long blocks of larger messages, and its weak ground from 4 KiB (docs/model.md,
+// "MPICH's weak ground"). Open MPI has none.
 model::BuiltInRule builtin_rule_for_host();
 // Whether the host sends a contiguous message between processes of one node above its eager limit
 // by single-copy rendezvous, and a non-contiguous one by copy-in/copy-out: Open MPI's vader

@@ -787,7 +787,7 @@ TEST(ModelChoice, BuiltInRuleWithoutCalibration) {
 
 TEST(ModelChoice, BuiltInRuleLeavesLongBlocksOfLargerMessagesToAFastHost) {
   BuiltInRule rule;
-  rule.host_from_message_bytes = 16384;  // MPICH's (mpi/quirks.hpp)
+  rule.host_from_message_bytes = 16384;  // MPICH's host part (mpi/quirks.hpp)
   rule.host_above_block_bytes = 128;
   const Model model(rule);
   for (Locality where : {Locality::SameNode, Locality::OtherNode}) {
@@ -806,7 +806,7 @@ TEST(ModelChoice, BuiltInRuleLeavesLongBlocksOfLargerMessagesToAFastHost) {
 // in smaller messages are not weak.
 TEST(ModelChoice, BuiltInRuleNamesItsWeakGround) {
   BuiltInRule rule;
-  rule.host_from_message_bytes = 16384;  // MPICH's (mpi/quirks.hpp)
+  rule.host_from_message_bytes = 16384;  // MPICH's host part (mpi/quirks.hpp)
   rule.host_above_block_bytes = 128;
   const Model model(rule);
   for (Locality where : {Locality::SameNode, Locality::OtherNode}) {
@@ -824,6 +824,21 @@ TEST(ModelChoice, BuiltInRuleNamesItsWeakGround) {
   // A calibration predicts the gap itself.
   const Model calibrated(synthetic(1e-10, 1e-9));
   EXPECT_FALSE(calibrated.rule_packs_on_weak_ground(Locality::SameNode, flat(256), 8192));
+}
+
+// A host may start the weak ground of any blocks lower than 128 KiB: MPICH at 4 KiB, where its
+// typed path packs straight into its shared-memory cells (mpi/quirks.hpp).
+TEST(ModelChoice, BuiltInRuleWeakGroundStartsWhereTheHostSaysSo) {
+  BuiltInRule rule;
+  rule.host_from_message_bytes = 16384;
+  rule.host_above_block_bytes = 128;
+  rule.weak_from_message_bytes = 4096;
+  const Model model(rule);
+  EXPECT_FALSE(model.rule_packs_on_weak_ground(Locality::SameNode, flat(16), 4095));
+  EXPECT_TRUE(model.rule_packs_on_weak_ground(Locality::SameNode, flat(16), 4096));
+  EXPECT_TRUE(model.rule_packs_on_weak_ground(Locality::SameNode, flat(1), 65536));
+  EXPECT_FALSE(model.rule_packs_on_weak_ground(Locality::SameNode, flat(256), 16384));  // host
+  EXPECT_EQ(model.choose(Locality::SameNode, flat(16), 8192), Method::Pack);  // still packs first
 }
 
 TEST(ModelJson, RoundTripIsExact) {
