@@ -141,7 +141,7 @@ constexpr double kRuleWeakFromMessageBytes = 131072;
 
 // The part of the built-in rule that depends on the host MPI (mpi/quirks.hpp answers it), where
 // the host's own datatype engine is as fast as Loom's pack path (docs/model.md, "Without a
-// calibration"). The defaults add nothing to the rule.
+// calibration"). The defaults are the rule of a host that has no part of its own.
 struct BuiltInRule {
   // Messages of at least this many bytes go to the host when their mean block is longer than
   // `host_above_block_bytes`: the host's per-block cost is already low there.
