@@ -69,7 +69,7 @@ Method MethodTrial::method_for(Config config) const {
 
 bool MethodTrial::needs_confirmation() const {
   const auto& host = samples_[static_cast<int>(Config::Host)];
-  return decided_ == Method::Pack && !confirming_ && host.size() == kSamples &&
+  return decided_ == Method::Pack && !confirming_ && host.size() >= kRuledOutAfter &&
          median(host) >= kConfirmFromSeconds;
 }
 
@@ -97,7 +97,25 @@ MethodTrial::Ticket MethodTrial::next() {
   const int slot = message < kMessages ? message : message - kSecondRound;
   if (slot < 0) return {current(), -1};  // between the rounds
   const Config config = kSchedule[slot].config;
+  const bool in_running_round = (message >= kSecondRound) == (round_ == 1);
+  if (in_running_round && ruled_out_[static_cast<int>(config)]) return {defended(), message, true};
   return {method_for(config), message, config == Config::Current};
+}
+
+bool MethodTrial::rules_out(Method method) const {
+  if (!scheduling() || confirming_ || method == defended()) return false;
+  return ruled_out_[static_cast<int>(method == Method::Host ? Config::Host : Config::Pack)];
+}
+
+void MethodTrial::rule_out_if_lost(Config config) {
+  if (config == Config::Current || method_for(config) == defended()) return;
+  const auto& mine = samples_[static_cast<int>(Config::Current)];
+  if (mine.empty()) return;
+  // kFarBehind is at least either margin, so each such sample is an inversion of the final test.
+  const double fastest = *std::min_element(mine.begin(), mine.end());
+  int lost = 0;
+  for (double sample : samples_[static_cast<int>(config)]) lost += sample >= kFarBehind * fastest;
+  if (lost >= kRuledOutAfter) ruled_out_[static_cast<int>(config)] = true;
 }
 
 MethodTrial::Ticket MethodTrial::next_at(double now_seconds, std::optional<uint64_t> waits) {
@@ -109,38 +127,64 @@ MethodTrial::Ticket MethodTrial::next_at(double now_seconds, std::optional<uint6
   return posted_;
 }
 
-void MethodTrial::record_confirmation(const Ticket& ticket, double seconds) {
-  if (!kConfirmTimed[ticket.slot]) return;
-  auto& packed = samples_[static_cast<int>(Config::Current)];
-  packed.push_back(seconds);
-  if (static_cast<int>(packed.size()) < kSamples) return;
+bool MethodTrial::conclude_confirmation() {
+  const auto& packed = samples_[static_cast<int>(Config::Current)];
+  if (static_cast<int>(packed.size()) < kSamples) return false;
   if (!beats(host_reference_, packed, kConfirmMargin)) {
     decided_ = Method::Pack;
-    return;
+    return true;
   }
   decided_ = Method::Host;
   const double base = median(host_reference_);
   double extra = 0;
   for (double sample : packed) extra += std::max(0.0, sample - base);
   cost_seconds_ += extra * kConfirmMessages / kSamples;
+  return true;
 }
 
 void MethodTrial::record(const Ticket& ticket, double seconds) {
+  record_sample(ticket, seconds);
+  conclude();
+}
+
+void MethodTrial::record_sample(const Ticket& ticket, double seconds) {
   if (decided_ || ticket.slot < 0 || ticket.slot >= span()) return;
-  if (confirming_) return record_confirmation(ticket, seconds);
+  if (confirming_) {
+    auto& packed = samples_[static_cast<int>(Config::Current)];
+    if (kConfirmTimed[ticket.slot] && static_cast<int>(packed.size()) < kSamples)
+      packed.push_back(seconds);
+    return;
+  }
   const int round = ticket.slot >= kSecondRound;
   const int slot = ticket.slot - round * kSecondRound;
   if (round != round_ || slot >= kMessages || !kSchedule[slot].timed) return;
-  samples_[static_cast<int>(kSchedule[slot].config)].push_back(seconds);
-  for (const auto& samples : samples_)
-    if (static_cast<int>(samples.size()) < kSamples) return;
+  const Config slot_config = kSchedule[slot].config;
+  // The slot ran the defended method; or the round is complete, its conclusion still due.
+  auto& samples = samples_[static_cast<int>(slot_config)];
+  if (ruled_out_[static_cast<int>(slot_config)] || static_cast<int>(samples.size()) >= kSamples)
+    return;
+  samples.push_back(seconds);
+  rule_out_if_lost(slot_config);
+}
+
+void MethodTrial::rule_out(Method method) {
+  if (!scheduling() || confirming_ || method == defended()) return;
+  ruled_out_[static_cast<int>(method == Method::Host ? Config::Host : Config::Pack)] = true;
+}
+
+bool MethodTrial::conclude() {
+  if (decided_) return false;
+  if (confirming_) return conclude_confirmation();
+  for (int c = 0; c < 3; ++c)
+    if (static_cast<int>(samples_[c].size()) < kSamples && !ruled_out_[c]) return false;
   // Round two defends round one's choice, round one the model's.
   const Method defended = this->defended();
   const auto& mine = samples_[static_cast<int>(Config::Current)];
   const auto& host = samples_[static_cast<int>(Config::Host)];
   const auto& pack = samples_[static_cast<int>(Config::Pack)];
-  const bool host_wins = beats(host, mine, defended == Method::Pack ? kHostMargin : kMargin),
-             pack_wins = beats(pack, mine);
+  const bool host_wins = !ruled_out_[static_cast<int>(Config::Host)] &&
+                         beats(host, mine, defended == Method::Pack ? kHostMargin : kMargin),
+             pack_wins = !ruled_out_[static_cast<int>(Config::Pack)] && beats(pack, mine);
   Method verdict = defended;
   // Both uniform choices beating the kind as it is: packing must also beat the host by the
   // margin. On a near tie each process would pick by noise, alone, and the two can split
@@ -166,9 +210,9 @@ void MethodTrial::record(const Ticket& ticket, double seconds) {
       for (double sample : samples_[static_cast<int>(config)])
         extra += std::max(0.0, sample - base);
   cost_seconds_ += extra * kMessages / (3.0 * kSamples);
-  if (round == rounds_ - 1) {
+  if (round_ == rounds_ - 1) {
     decided_ = verdict;
-    return;
+    return true;
   }
   first_round_ = verdict;
   round_ = 1;
@@ -176,7 +220,10 @@ void MethodTrial::record(const Ticket& ticket, double seconds) {
   for (int config = 0; config < 3; ++config) {
     first_samples_[config].swap(samples_[config]);
     samples_[config].clear();
+    first_ruled_out_[config] = ruled_out_[config];
+    ruled_out_[config] = false;
   }
+  return true;
 }
 
 std::string MethodTrial::schedule_text(Method current) {
@@ -202,7 +249,8 @@ void append_microseconds(std::string& text, const std::vector<double>& samples) 
   text += " us";
 }
 
-std::string describe_round(const std::vector<double> (&samples)[3], Method defended) {
+std::string describe_round(const std::vector<double> (&samples)[3], const bool (&ruled_out)[3],
+                           Method defended) {
   std::string text;
   for (auto config :
        {MethodTrial::Config::Current, MethodTrial::Config::Host, MethodTrial::Config::Pack}) {
@@ -212,6 +260,7 @@ std::string describe_round(const std::vector<double> (&samples)[3], Method defen
                 : std::string(method_name(config == MethodTrial::Config::Host ? Method::Host
                                                                               : Method::Pack));
     append_microseconds(text, samples[static_cast<int>(config)]);
+    if (ruled_out[static_cast<int>(config)]) text += " (ruled out)";
   }
   return text;
 }
@@ -226,10 +275,10 @@ std::string MethodTrial::describe() const {
     append_microseconds(text, host_reference_);
     return text;
   }
-  const std::string text = describe_round(samples_, defended());
+  const std::string text = describe_round(samples_, ruled_out_, defended());
   if (!first_round_) return text;
-  return describe_round(first_samples_, prior_) + " -> " + method_name(*first_round_) + "; then " +
-         text;
+  return describe_round(first_samples_, first_ruled_out_, prior_) + " -> " +
+         method_name(*first_round_) + "; then " + text;
 }
 
 }  // namespace loom::model

@@ -80,6 +80,19 @@ class MethodTrial {
   // us against packing 16.8-24.4 us and one 165.8 us sample; the peer switched, the pair split,
   // 0.87x). With equal odds, noise passes the trimmed test one time in 14.
   static constexpr bool kTrimSlowest = true;
+  // A challenger far behind is ruled out as soon as it cannot win: once this many of its samples
+  // take kFarBehind times the incumbent's fastest sample so far or more, the final test counts at
+  // least kMaxInversions + 1 inversions whatever the samples still to come (the incumbent's
+  // fastest can only fall, and trimming sets aside one sample). The rest of its block runs the
+  // defended method: each message of a challenger far behind costs the gap in full (MPICH,
+  // specfem3d_oc at 16 KiB: host 45-54 us a send against 8 us packed). A challenger close behind
+  // runs its block to the end, although it cannot win either: a cut on one process turns the
+  // peer's remaining samples of that challenger into a mixed route, slower than either method,
+  // and on a gap near the margin the peer's verdict then follows (MPICH, lammps_x at 512 KiB,
+  // packing 12-15% ahead: cut at any gap, 0.84-0.88x in 3 runs of 8, against 1.00-1.14x).
+  static constexpr int kRuledOutAfter = kMaxInversions + (kTrimSlowest ? 1 : 0) + 1;
+  static constexpr double kFarBehind = 1.5;
+  static_assert(kFarBehind >= 1.0 && kFarBehind >= kMargin);
 
   // One message of the kind: its method, and its place in the trial, in [0, kSpan) (-1
   // outside the schedule: nothing to record).
@@ -167,7 +180,18 @@ class MethodTrial {
 
   Ticket next();
   // The duration of the message `ticket` was issued for. Ignored once its round is over.
+  // record_sample() then conclude().
   void record(const Ticket& ticket, double seconds);
+  // Only stores the sample. A blocking send's samples are taken so, and the round they complete
+  // is concluded at the process's next post of the kind (conclude()), after that post's clock
+  // read. Concluding costs about 1 us on a cold cache: inside the send that completed the round,
+  // it delayed the process's next receive post, so that its receive interval before that post
+  // grew by as much as the next one shrank, the peer meanwhile ahead (MPICH, 4-8 KiB: the kind's
+  // last as-is sample 1-2 us fast on the initiator, which alone then blocked a clear switch).
+  void record_sample(const Ticket& ticket, double seconds);
+  // Concludes the running round, or the confirmation, if all its samples are in. True when it
+  // did: a new choice, or the verdict (decided()).
+  bool conclude();
   // For exchange traffic, where a call's duration does not measure its message: a message's
   // duration is the interval from its post to the next post of the kind, one iteration of the
   // program's exchange loop. Records the previous message's interval, then issues this one.
@@ -177,6 +201,12 @@ class MethodTrial {
   // intervals rarely hold a wait (a window of 64 MPI_Isend, then one MPI_Waitall) then never
   // completes its rounds and keeps the model's choice.
   Ticket next_at(double now_seconds, std::optional<uint64_t> waits = std::nullopt);
+  // Whether the running round has ruled out `method` as a challenger (kRuledOutAfter): its
+  // remaining slots run the defended method.
+  bool rules_out(Method method) const;
+  // Rules `method` out as a challenger in the running round, on another trial's evidence (a
+  // send follows its receives' trial of the kind).
+  void rule_out(Method method);
   // The final verdict, after round two.
   std::optional<Method> decided() const { return decided_; }
   // What the kind uses now outside the schedule: the verdict, else round one's, else the
@@ -208,7 +238,7 @@ class MethodTrial {
   int span() const { return confirming_ ? kConfirmMessages : rounds_ == 1 ? kMessages : kSpan; }
   bool confirming_ = false;
   std::vector<double> host_reference_;  // a confirmation's: the host's samples that it faces
-  void record_confirmation(const Ticket& ticket, double seconds);
+  bool conclude_confirmation();
   double cost_seconds_ = 0;
   int issued_ = 0;
   int round_ = 0;  // the round whose samples are being taken: 0 or 1
@@ -216,6 +246,9 @@ class MethodTrial {
 
   std::vector<double> samples_[3];        // per Config
   std::vector<double> first_samples_[3];  // round one's, once round two runs (describe)
+  bool ruled_out_[3] = {};                // per Config, in the running round
+  bool first_ruled_out_[3] = {};          // round one's
+  void rule_out_if_lost(Config config);
   std::optional<Method> first_round_;
   std::optional<Method> decided_;
   Ticket posted_{Method::Host, -1};  // next_at: the previous message, timed until the next post

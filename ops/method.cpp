@@ -248,15 +248,15 @@ void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
   }
   count(kTrialCost, static_cast<uint64_t>(trial.cost_seconds() * 1e9));
   if (config().debug)
-    std::fprintf(stderr, "[loom] pid %d %s: %s%s, %s, %lld+ bytes: %s -> %s %s\n",
+    std::fprintf(stderr, "[loom] pid %d %s: %s%s, %s, %lld+ bytes, by message %lld: %s -> %s %s\n",
                  static_cast<int>(getpid()),
                  trial.is_confirmation() ? "confirmation"
                  : trial.is_recheck()    ? "re-check"
                                          : "trial",
                  traffic == model::Traffic::Exchange ? "exchange " : "",
                  side == Side::Send ? "send" : "receive", model::locality_name(where),
-                 1LL << (bucket - 1), trial.describe().c_str(), kept ? "kept" : "switched to",
-                 model::method_name(*decided));
+                 1LL << (bucket - 1), static_cast<long long>(next), trial.describe().c_str(),
+                 kept ? "kept" : "switched to", model::method_name(*decided));
 }
 
 }  // namespace
@@ -335,6 +335,10 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
     found = type.trials.find(key);
   }
   model::MethodTrial& trial = found->second;
+  // A blocking send's round, complete since its last send, concludes here, before this send's
+  // clock starts (MethodTrial::record_sample), if the kind's receives have not concluded it.
+  if (side == Side::Send && trial.conclude())
+    settle_if_decided(type, bucket, traffic, where, side, trial);
   auto& settled_mine = settled[static_cast<int>(side)][bucket];
   const uint32_t mine = settled_mine.load(std::memory_order_relaxed);
   if (trial.decided() && mine != 0 && mine < kOneMessage) {
@@ -371,13 +375,32 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
         std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
         waits);
     if (!was_decided) settle_if_decided(type, bucket, traffic, where, side, trial);
+    // The process's blocking sends of the kind conclude here, after this post's clock read
+    // (MethodTrial::record_sample).
+    if (side == Side::Receive) {
+      const auto sending = type.trials.find(trial_key(traffic, where, Side::Send, bucket));
+      if (sending != type.trials.end() && sending->second.conclude())
+        settle_if_decided(type, bucket, traffic, where, Side::Send, sending->second);
+    }
   } else {
     ticket = trial.next();
   }
   if (ticket.slot == 0 && !trial.is_recheck()) count(kTrialsStarted);
   // A sample timed by interval was recorded above: nothing for the caller to report.
   const int report_slot = by_interval ? -1 : ticket.slot;
-  if (ticket.slot >= 0 && !ticket.as_is) return {ticket.method, report_slot};
+  if (ticket.slot >= 0 && !ticket.as_is) {
+    // A send whose receives have ruled its challenger out (MethodTrial::kRuledOutAfter) runs the
+    // method their round defends, as the peer's receives of the kind now expect, and its sample
+    // is not one of the challenger's.
+    if (side == Side::Send) {
+      const auto receiving = type.trials.find(trial_key(traffic, where, Side::Receive, bucket));
+      if (receiving != type.trials.end() && receiving->second.rules_out(ticket.method)) {
+        trial.rule_out(ticket.method);
+        return {receiving->second.defended(), -1};
+      }
+    }
+    return {ticket.method, report_slot};
+  }
   // Outside its schedule, and in the slots that try the kind as it runs, a send follows this
   // process's receives of the kind, settled or not. Its own schedule still runs to the end: the
   // peer's receive trial is timing those sends, and a ping-pong's responder settles its
@@ -415,8 +438,8 @@ void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality w
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   const auto found = type.trials.find(trial_key(traffic, where, side, bucket));
   if (found == type.trials.end() || found->second.decided()) return;
-  found->second.record(ticket, seconds);
-  settle_if_decided(type, bucket, traffic, where, side, found->second);
+  // Concluded at the kind's next post (choose_online_slow).
+  found->second.record_sample(ticket, seconds);
 }
 
 std::string calibration_path() {
