@@ -32,10 +32,11 @@ struct TypePlan {
   // yet, otherwise 1 + model::Method.
   mutable std::atomic<uint8_t> decisions[model::kTraffics][model::kLocalities][64] = {};
   // Online trials (ops/method.hpp) per traffic, locality, side (send, receive) and
-  // log2(message bytes): settled[...] is 0 while trying; once settled, 1 + model::Method in its
-  // low byte and, above it, the kind's messages left before its next re-check
-  // (MethodTrial::recheck_point), counted down in the word the settled path reads anyway. The
-  // trials themselves live under trial_mutex.
+  // log2(message bytes): settled[...] is 0 while a kind's first trial runs; once settled, 1 +
+  // model::Method in its low byte and, above it, the kind's messages left before its next
+  // re-check (MethodTrial::recheck_point), counted down in the word the settled path reads
+  // anyway; none left while a re-check or confirmation of that verdict runs. The trials
+  // themselves live under trial_mutex.
   mutable std::atomic<uint32_t> settled[model::kTraffics][model::kLocalities][2][64] = {};
   // Messages left in each kind's wait before its trial starts (MethodTrial::wait_for), counted
   // down without trial_mutex.

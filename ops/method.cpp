@@ -353,7 +353,10 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
                                           model::MethodTrial::recheck_point(trial.next_index()));
       count(kRechecks);
     }
-    settled_mine.store(0, std::memory_order_relaxed);
+    // The slot keeps the verdict under test with no messages left: timed messages keep taking
+    // this path, and the process's sends of the kind keep following its receives (a 0 sent
+    // them back to their own verdict, which can differ, for the confirmation's length).
+    settled_mine.store(mine & kMethodBits, std::memory_order_relaxed);
   }
   model::MethodTrial::Ticket ticket;
   // Exchange messages, and blocking receives, are timed by the interval to the kind's next
@@ -413,7 +416,11 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
     const auto receiving = type.trials.find(trial_key(traffic, where, Side::Receive, bucket));
     const bool has_receiving = receiving != type.trials.end();
     if (ticket.slot >= 0) {
-      if (has_receiving) ticket.method = receiving->second.defended();
+      // A confirmation of the sends' verdict runs as the receives now do: their verdict, which
+      // can differ, or the packing their own confirmation tries.
+      if (has_receiving)
+        ticket.method =
+            trial.is_confirmation() ? receiving->second.current() : receiving->second.defended();
       return {ticket.method, report_slot};
     }
     if (received)
