@@ -118,6 +118,27 @@ void MethodTrial::rule_out_if_lost(Config config) {
   if (lost >= kRuledOutAfter) ruled_out_[static_cast<int>(config)] = true;
 }
 
+bool MethodTrial::gauge_warmup(double now_seconds, bool host, std::optional<uint64_t> waits) {
+  if (gauge_posted_ && (!waits || !gauge_posted_waits_ || *waits != *gauge_posted_waits_)) {
+    const int kind = gauge_posted_host_ ? 1 : 0;
+    const double interval = now_seconds - gauge_posted_at_;
+    gauged_fastest_[kind] = gauged_[kind]++ ? std::min(gauged_fastest_[kind], interval) : interval;
+  }
+  gauge_posted_ = true;
+  gauge_posted_host_ = host;
+  gauge_posted_at_ = now_seconds;
+  gauge_posted_waits_ = waits;
+  return host && gauged_[0] > 0 && gauged_[1] >= kGaugedHost &&
+         gauged_fastest_[1] >= kColdFactor * gauged_fastest_[0];
+}
+
+std::string MethodTrial::describe_warmup() const {
+  char text[96];
+  std::snprintf(text, sizeof text, "as is %.1f us (%d), host %.1f us (%d)",
+                gauged_fastest_[0] * 1e6, gauged_[0], gauged_fastest_[1] * 1e6, gauged_[1]);
+  return text;
+}
+
 MethodTrial::Ticket MethodTrial::next_at(double now_seconds, std::optional<uint64_t> waits) {
   if (posted_.slot >= 0 && (!waits || !posted_waits_ || *waits != *posted_waits_))
     record(posted_, now_seconds - posted_at_);

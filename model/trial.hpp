@@ -178,6 +178,24 @@ class MethodTrial {
   // Every kind has settled by its kSettledBy-th message, packing confirmed.
   static constexpr int kSettledBy = kMaxWait + kSpan + kConfirmMessages;
 
+  // The wait's last messages can warm a host's typed path up (mpi::host_typed_warmup_messages:
+  // a process's first typed messages on MPICH 4.0 ran up to 3.1x slower than later ones), so
+  // that the trial times the host at its speed. Where the host stays behind even so, each
+  // warm-up message costs the gap and changes no verdict (MPICH, specfem3d_oc at 16 KiB: host
+  // 45-54 us a message against 8 us packed). So the wait's last kGaugedAsIs messages before the
+  // warm-up and the warm-up's first kGaugedHost messages are timed, by intervals between posts
+  // as next_at times them, and once the host's fastest took kColdFactor times the as-is fastest
+  // or more (warmed up, it would at best tie, and the host must beat the kind as it runs), the
+  // rest of the warm-up runs as is. The schedule starts where it would have: a peer that decides
+  // otherwise mixes routes for a few warm-up messages, and the two stay in step.
+  static constexpr int kGaugedAsIs = 4;
+  static constexpr int kGaugedHost = 4;
+  static constexpr double kColdFactor = 3.0;
+  // Records the post, at `now_seconds`, of one of those gauged messages (`host`: a warm-up
+  // message); `waits` as for next_at. True when the warm-up is to stop at this message.
+  bool gauge_warmup(double now_seconds, bool host, std::optional<uint64_t> waits = std::nullopt);
+  // The gauge's fastest as-is and host intervals, e.g. "as is 8.1 us, host 45.3 us" (LOOM_DEBUG).
+  std::string describe_warmup() const;
   Ticket next();
   // The duration of the message `ticket` was issued for. Ignored once its round is over.
   // record_sample() then conclude().
@@ -254,6 +272,12 @@ class MethodTrial {
   Ticket posted_{Method::Host, -1};  // next_at: the previous message, timed until the next post
   double posted_at_ = 0;
   std::optional<uint64_t> posted_waits_;
+  // gauge_warmup: per kind of message (as is, host) the intervals timed and the fastest.
+  int gauged_[2] = {};
+  double gauged_fastest_[2] = {};
+  bool gauge_posted_ = false, gauge_posted_host_ = false;
+  double gauge_posted_at_ = 0;
+  std::optional<uint64_t> gauge_posted_waits_;
 };
 
 }  // namespace loom::model

@@ -39,7 +39,8 @@ struct TypePlan {
   // themselves live under trial_mutex.
   mutable std::atomic<uint32_t> settled[model::kTraffics][model::kLocalities][2][64] = {};
   // Messages left in each kind's wait before its trial starts (MethodTrial::wait_for), counted
-  // down without trial_mutex.
+  // down without trial_mutex; its top bit (ops::kWarmupStopped) set once the host's warm-up
+  // stopped early (MethodTrial::gauge_warmup).
   mutable std::atomic<uint32_t> wait_left[model::kTraffics][model::kLocalities][2][64] = {};
   mutable std::mutex trial_mutex;
   mutable std::map<int, model::MethodTrial> trials;

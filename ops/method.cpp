@@ -42,6 +42,8 @@ const Counter kRechecksSwitched = register_counter("p2p", "online trials", "rech
 // that went to the host instead.
 const Counter kConfirmations = register_counter("p2p", "online trials", "confirmed");
 const Counter kConfirmationsSwitched = register_counter("p2p", "online trials", "confirm switched");
+// Kinds whose host warm-up stopped early (MethodTrial::gauge_warmup): the host far behind.
+const Counter kWarmupsStopped = register_counter("p2p", "online trials", "warm-ups stopped");
 const Counter kTrialCost = register_counter("p2p", "online trials", "cost", Unit::Nanoseconds);
 
 enum class Setting { Auto, Host, Pack };
@@ -212,6 +214,8 @@ using detail::kMethodBits;
 using detail::kOneMessage;
 // kNoRecheck holds a slot settled without a verdict (below) off re-checks.
 constexpr int64_t kNoRecheck = (int64_t{1} << 24) - 1;
+// In a kind's wait_left (mpi/type_registry.hpp): the host's warm-up stopped early.
+constexpr uint32_t kWarmupStopped = uint32_t{1} << 31;
 uint32_t settled_slot(model::Method method, int64_t until_recheck) {
   return static_cast<uint32_t>(std::min(until_recheck, kNoRecheck)) * kOneMessage +
          (1 + static_cast<uint32_t>(method));
@@ -259,6 +263,41 @@ void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
                  kept ? "kept" : "switched to", model::method_name(*decided));
 }
 
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// What MethodTrial::next_at takes to tell the intervals that hold a message's completion:
+// exchange messages complete in a later wait call.
+std::optional<uint64_t> completion_calls(model::Traffic traffic) {
+  return traffic == model::Traffic::Exchange ? std::optional<uint64_t>(mpi::wait_calls())
+                                             : std::nullopt;
+}
+
+// One gauged message of a kind's wait, posted now (MethodTrial::gauge_warmup): true when the
+// host's warm-up stops here, and then kWarmupStopped is set in the kind's wait_left.
+bool warmup_stops(const TypePlan& type, int bucket, model::Traffic traffic, model::Locality where,
+                  Side side, std::atomic<uint32_t>& wait_left, bool host, bool deciding) {
+  const double now = now_seconds();
+  const auto waits = completion_calls(traffic);
+  std::lock_guard<std::mutex> lock(type.trial_mutex);
+  // Emplaced at the kind's first message, with its wait.
+  const auto found = type.trials.find(trial_key(traffic, where, side, bucket));
+  if (found == type.trials.end()) return false;
+  const bool stops = found->second.gauge_warmup(now, host, waits);
+  if (stops) {
+    wait_left.fetch_or(kWarmupStopped, std::memory_order_relaxed);
+    count(kWarmupsStopped);
+  }
+  if (deciding && config().debug)
+    std::fprintf(stderr, "[loom] pid %d warm-up: %s%s, %s, %lld+ bytes: %s: %s\n",
+                 static_cast<int>(getpid()), traffic == model::Traffic::Exchange ? "exchange " : "",
+                 side == Side::Send ? "send" : "receive", model::locality_name(where),
+                 1LL << (bucket - 1), found->second.describe_warmup().c_str(),
+                 stops ? "stopped" : "runs on");
+  return stops;
+}
+
 }  // namespace
 
 OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_bytes,
@@ -304,11 +343,22 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
   auto& wait_left = type.wait_left[static_cast<int>(traffic)][static_cast<int>(where)]
                                   [static_cast<int>(side)][bucket];
   // The wait's last messages warm the host's typed path up, so that the trial times the host at
-  // its speed (mpi::host_typed_warmup_messages; both ends of a message count alike).
+  // its speed (mpi::host_typed_warmup_messages; both ends of a message count alike), unless the
+  // messages around the warm-up's start show the host far behind even so.
   static const uint32_t warmup = static_cast<uint32_t>(host_typed_warmup_messages());
-  for (uint32_t left = wait_left.load(std::memory_order_relaxed); left > 0;)
-    if (wait_left.compare_exchange_weak(left, left - 1, std::memory_order_relaxed))
-      return {left <= warmup ? model::Method::Host : waiting, -1};
+  for (uint32_t word = wait_left.load(std::memory_order_relaxed); (word & ~kWarmupStopped) > 0;) {
+    if (!wait_left.compare_exchange_weak(word, word - 1, std::memory_order_relaxed)) continue;
+    if (word & kWarmupStopped) return {waiting, -1};
+    const uint32_t left = word;
+    const bool warming = left <= warmup;
+    if (warmup > 0 && waiting != model::Method::Host &&
+        left <= warmup + model::MethodTrial::kGaugedAsIs &&
+        left + model::MethodTrial::kGaugedHost >= warmup &&
+        warmup_stops(type, bucket, traffic, where, side, wait_left, warming,
+                     left + model::MethodTrial::kGaugedHost == warmup))
+      return {waiting, -1};
+    return {warming ? model::Method::Host : waiting, -1};
+  }
   std::lock_guard<std::mutex> lock(type.trial_mutex);
   const int key = trial_key(traffic, where, side, bucket);
   auto found = type.trials.find(key);
@@ -371,12 +421,7 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
     // Exchange messages complete in a later wait call: an interval without one timed the
     // posts alone (MPI_Isend x64, then MPI_Waitall: MPICH's typed post returns in 0.1-0.3 us
     // and packs in the wait, Loom's packs at the post).
-    const auto waits = traffic == model::Traffic::Exchange
-                           ? std::optional<uint64_t>(mpi::wait_calls())
-                           : std::nullopt;
-    ticket = trial.next_at(
-        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
-        waits);
+    ticket = trial.next_at(now_seconds(), completion_calls(traffic));
     if (!was_decided) settle_if_decided(type, bucket, traffic, where, side, trial);
     // The process's blocking sends of the kind conclude here, after this post's clock read
     // (MethodTrial::record_sample).

@@ -476,6 +476,52 @@ TEST(MethodTrial, ExchangeIntervalsWithoutAWaitAreNotSamples) {
   EXPECT_EQ(waited.decided(), Method::Host);
 }
 
+// Posts `as_is` then `host` (seconds per message, one list entry per message) to a fresh
+// trial's warm-up gauge, one wait call between posts unless `waits` is false, and returns at which
+// host message the gauge stopped the warm-up (-1: never).
+int warmup_stops_at(const std::vector<double>& as_is, const std::vector<double>& host,
+                    bool waits = true) {
+  MethodTrial trial(Method::Pack);
+  double now = 5.0;
+  uint64_t calls = 0;
+  for (double seconds : as_is) {
+    EXPECT_FALSE(trial.gauge_warmup(now, false, calls));
+    now += seconds;
+    calls += waits;
+  }
+  for (size_t i = 0; i < host.size(); ++i) {
+    if (trial.gauge_warmup(now, true, calls)) return static_cast<int>(i);
+    now += host[i];
+    calls += waits;
+  }
+  return trial.gauge_warmup(now, true, calls) ? static_cast<int>(host.size()) : -1;
+}
+
+TEST(MethodTrial, TheHostsWarmupStopsWhereEvenAWarmHostCannotWin) {
+  const std::vector<double> as_is = {8.4e-6, 8.0e-6, 9.1e-6, 8.2e-6};
+  // MPICH, specfem3d_oc at 16 KiB: its warm-up's first four messages 45-54 us against 8 us as is.
+  EXPECT_EQ(warmup_stops_at(as_is, {54e-6, 45e-6, 48e-6, 50e-6}), MethodTrial::kGaugedHost);
+  // The fastest of each decides (spikes only add time): one fast host message keeps the warm-up
+  // going, one slow as-is message changes nothing.
+  EXPECT_EQ(warmup_stops_at(as_is, {54e-6, 45e-6, 23e-6, 50e-6}), -1);
+  EXPECT_EQ(warmup_stops_at({8.4e-6, 80e-6, 9.1e-6, 8.2e-6}, {54e-6, 45e-6, 48e-6, 50e-6}),
+            MethodTrial::kGaugedHost);
+  // A host within kColdFactor runs its whole warm-up: warmed up, it may still win.
+  const double close = 0.99 * MethodTrial::kColdFactor * 8.0e-6;
+  EXPECT_EQ(warmup_stops_at(as_is, {close, close, close, close}), -1);
+  const double far = 1.01 * MethodTrial::kColdFactor * 8.0e-6;
+  EXPECT_EQ(warmup_stops_at(as_is, {far, far, far, far}), MethodTrial::kGaugedHost);
+  // Exchange intervals without a completion call timed the posts alone: no evidence, no stop.
+  EXPECT_EQ(warmup_stops_at(as_is, {54e-6, 45e-6, 48e-6, 50e-6}, false), -1);
+  // Fewer host messages than kGaugedHost: no stop.
+  EXPECT_EQ(warmup_stops_at(as_is, {54e-6, 45e-6, 48e-6}), -1);
+  MethodTrial described(Method::Pack);
+  described.gauge_warmup(1.0, false);
+  described.gauge_warmup(1.0 + 8e-6, true);
+  described.gauge_warmup(1.0 + 58e-6, true);
+  EXPECT_EQ(described.describe_warmup(), "as is 8.0 us (1), host 50.0 us (1)");
+}
+
 // Settled kinds are tried again at message counts alone, so that both ends of a message meet
 // the same point: 4096, then each doubling up to 65536, then every 65536.
 TEST(MethodTrial, RecheckPointsDoubleThenRecurEvery65536Messages) {
