@@ -194,7 +194,8 @@ class MethodTrial {
   // Records the post, at `now_seconds`, of one of those gauged messages (`host`: a warm-up
   // message); `waits` as for next_at. True when the warm-up is to stop at this message.
   bool gauge_warmup(double now_seconds, bool host, std::optional<uint64_t> waits = std::nullopt);
-  // The gauge's fastest as-is and host intervals, e.g. "as is 8.1 us, host 45.3 us" (LOOM_DEBUG).
+  // The gauge's fastest as-is and host intervals and their counts, e.g. "as is 8.1 us (4), host
+  // 45.3 us (4)" (LOOM_DEBUG).
   std::string describe_warmup() const;
   Ticket next();
   // The duration of the message `ticket` was issued for. Ignored once its round is over.
