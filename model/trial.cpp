@@ -118,16 +118,24 @@ void MethodTrial::rule_out_if_lost(Config config) {
   if (lost >= kRuledOutAfter) ruled_out_[static_cast<int>(config)] = true;
 }
 
+std::optional<double> MethodTrial::PostIntervals::post(double now_seconds,
+                                                       std::optional<uint64_t> waits) {
+  std::optional<double> interval;
+  if (posted_ && (!waits || !posted_waits_ || *waits != *posted_waits_))
+    interval = now_seconds - posted_at_;
+  posted_ = true;
+  posted_at_ = now_seconds;
+  posted_waits_ = waits;
+  return interval;
+}
+
 bool MethodTrial::gauge_warmup(double now_seconds, bool host, std::optional<uint64_t> waits) {
-  if (gauge_posted_ && (!waits || !gauge_posted_waits_ || *waits != *gauge_posted_waits_)) {
+  if (const auto interval = gauge_posts_.post(now_seconds, waits)) {
     const int kind = gauge_posted_host_ ? 1 : 0;
-    const double interval = now_seconds - gauge_posted_at_;
-    gauged_fastest_[kind] = gauged_[kind]++ ? std::min(gauged_fastest_[kind], interval) : interval;
+    gauged_fastest_[kind] =
+        gauged_[kind]++ ? std::min(gauged_fastest_[kind], *interval) : *interval;
   }
-  gauge_posted_ = true;
   gauge_posted_host_ = host;
-  gauge_posted_at_ = now_seconds;
-  gauge_posted_waits_ = waits;
   return host && gauged_[0] > 0 && gauged_[1] >= kGaugedHost &&
          gauged_fastest_[1] >= kColdFactor * gauged_fastest_[0];
 }
@@ -140,11 +148,9 @@ std::string MethodTrial::describe_warmup() const {
 }
 
 MethodTrial::Ticket MethodTrial::next_at(double now_seconds, std::optional<uint64_t> waits) {
-  if (posted_.slot >= 0 && (!waits || !posted_waits_ || *waits != *posted_waits_))
-    record(posted_, now_seconds - posted_at_);
+  const auto interval = posts_.post(now_seconds, waits);
+  if (interval && posted_.slot >= 0) record(posted_, *interval);
   posted_ = next();
-  posted_at_ = now_seconds;
-  posted_waits_ = waits;
   return posted_;
 }
 

@@ -270,15 +270,25 @@ class MethodTrial {
   void rule_out_if_lost(Config config);
   std::optional<Method> first_round_;
   std::optional<Method> decided_;
+  // The intervals between a kind's posts, as next_at and gauge_warmup time them: an interval
+  // counts only where `waits` was not given or a completion call came between the two posts.
+  class PostIntervals {
+   public:
+    // Records a post at `now_seconds`; the interval since the previous post, where it counts.
+    std::optional<double> post(double now_seconds, std::optional<uint64_t> waits);
+
+   private:
+    bool posted_ = false;
+    double posted_at_ = 0;
+    std::optional<uint64_t> posted_waits_;
+  };
   Ticket posted_{Method::Host, -1};  // next_at: the previous message, timed until the next post
-  double posted_at_ = 0;
-  std::optional<uint64_t> posted_waits_;
+  PostIntervals posts_;
   // gauge_warmup: per kind of message (as is, host) the intervals timed and the fastest.
   int gauged_[2] = {};
   double gauged_fastest_[2] = {};
-  bool gauge_posted_ = false, gauge_posted_host_ = false;
-  double gauge_posted_at_ = 0;
-  std::optional<uint64_t> gauge_posted_waits_;
+  bool gauge_posted_host_ = false;
+  PostIntervals gauge_posts_;
 };
 
 }  // namespace loom::model
