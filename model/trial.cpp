@@ -136,8 +136,13 @@ bool MethodTrial::gauge_warmup(double now_seconds, bool host, std::optional<uint
         gauged_[kind]++ ? std::min(gauged_fastest_[kind], *interval) : *interval;
   }
   gauge_posted_host_ = host;
-  return host && gauged_[0] > 0 && gauged_[1] >= kGaugedHost &&
-         gauged_fastest_[1] >= kColdFactor * gauged_fastest_[0];
+  const bool stops = host && gauged_[0] > 0 && gauged_[1] >= kGaugedHost &&
+                     gauged_fastest_[1] >= kColdFactor * gauged_fastest_[0];
+  if (stops) {
+    host_far_behind_ = true;
+    ruled_out_[static_cast<int>(Config::Host)] = true;
+  }
+  return stops;
 }
 
 std::string MethodTrial::describe_warmup() const {
@@ -248,7 +253,7 @@ bool MethodTrial::conclude() {
     first_samples_[config].swap(samples_[config]);
     samples_[config].clear();
     first_ruled_out_[config] = ruled_out_[config];
-    ruled_out_[config] = false;
+    ruled_out_[config] = config == static_cast<int>(Config::Host) && host_far_behind_;
   }
   return true;
 }
@@ -268,6 +273,7 @@ namespace {
 
 // " 241.0 247.5 us"
 void append_microseconds(std::string& text, const std::vector<double>& samples) {
+  if (samples.empty()) return;  // a challenger ruled out before its block
   for (double seconds : samples) {
     char number[32];
     std::snprintf(number, sizeof number, " %.1f", seconds * 1e6);

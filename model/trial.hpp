@@ -186,8 +186,12 @@ class MethodTrial {
   // warm-up and the warm-up's first kGaugedHost messages are timed, by intervals between posts
   // as next_at times them, and once the host's fastest took kColdFactor times the as-is fastest
   // or more (warmed up, it would at best tie, and the host must beat the kind as it runs), the
-  // rest of the warm-up runs as is. The schedule starts where it would have: a peer that decides
-  // otherwise mixes routes for a few warm-up messages, and the two stay in step.
+  // rest of the warm-up runs as is, and the trial's rounds try the host no more (ruled out from
+  // their start, kRuledOutAfter): with the warm-up stopped, their host blocks would time the
+  // same cold host (MPICH warms a type's path up over its first 16 host messages; the warm-up's
+  // 4 and a round's 4 leave it cold), and each of their messages costs the gap. The schedule
+  // starts where it would have: a peer that decides otherwise mixes routes for a few messages,
+  // and the two stay in step.
   static constexpr int kGaugedAsIs = 4;
   static constexpr int kGaugedHost = 4;
   static constexpr double kColdFactor = 3.0;
@@ -289,6 +293,7 @@ class MethodTrial {
   double gauged_fastest_[2] = {};
   bool gauge_posted_host_ = false;
   PostIntervals gauge_posts_;
+  bool host_far_behind_ = false;  // gauge_warmup stopped the warm-up: no host in the rounds
 };
 
 }  // namespace loom::model

@@ -522,6 +522,40 @@ TEST(MethodTrial, TheHostsWarmupStopsWhereEvenAWarmHostCannotWin) {
   EXPECT_EQ(described.describe_warmup(), "as is 8.0 us (1), host 50.0 us (1)");
 }
 
+// Once the warm-up stopped, the trial's rounds try the host no more: its blocks run the defended
+// method, their messages are no samples, and packing stands without a confirmation (it has no
+// host samples to face). The same samples without the stop: the host wins.
+TEST(MethodTrial, AStoppedWarmupRulesTheHostOutOfBothRounds) {
+  const std::vector<double> fast_host = {1e-6, 1e-6, 1e-6, 1e-6};
+  const std::vector<double> packed = {8e-6, 8e-6, 8e-6, 8e-6};
+  for (const bool far_behind : {true, false}) {
+    MethodTrial trial(Method::Pack);
+    double now = 5.0;
+    for (int i = 0; i < MethodTrial::kGaugedAsIs; ++i) {
+      EXPECT_FALSE(trial.gauge_warmup(now, false));
+      now += 8e-6;
+    }
+    bool stopped = false;
+    for (int i = 0; i <= MethodTrial::kGaugedHost; ++i) {
+      stopped = trial.gauge_warmup(now, true);
+      now += (far_behind ? 1.01 : 0.99) * MethodTrial::kColdFactor * 8e-6;
+    }
+    EXPECT_EQ(stopped, far_behind);
+    const std::string issued = run_trial(trial, fast_host, packed);
+    ASSERT_TRUE(trial.decided().has_value());
+    if (far_behind) {
+      EXPECT_EQ(issued, std::string(MethodTrial::kSpan, 'P'));
+      EXPECT_EQ(*trial.decided(), Method::Pack);
+      EXPECT_FALSE(trial.needs_confirmation());
+      EXPECT_NE(trial.describe().find("host (ruled out), pack"), std::string::npos)
+          << trial.describe();
+    } else {
+      EXPECT_NE(issued.find('H'), std::string::npos) << issued;
+      EXPECT_EQ(*trial.decided(), Method::Host);
+    }
+  }
+}
+
 // Settled kinds are tried again at message counts alone, so that both ends of a message meet
 // the same point: 4096, then each doubling up to 65536, then every 65536.
 TEST(MethodTrial, RecheckPointsDoubleThenRecurEvery65536Messages) {
