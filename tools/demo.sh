@@ -102,15 +102,17 @@ field() {  # field NAME OUTPUT: the number after "NAME " on halo3d's time line
   sed -n "s/^time: .*\\b$1 \\([0-9.]*\\) s.*/\\1/p" <<<"$2"
 }
 min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
+max() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 > a + 0) ? b : a }'; }
 
 # Native and Loom runs alternate, three of each, so that load on the machine hits both alike;
-# the table shows the best of three (interference only ever adds time).
+# the table shows the best of three (interference only ever adds time), and says "within noise"
+# where the two sets of runs overlap: then this machine's spread covers the difference.
 reps=3
 echo
 echo "== examples/halo3d: unmodified MPI program, $ranks ranks, natively and under loomrun"
 rows=()
 for mode in isend alltoallw; do
-  declare -A best=()
+  declare -A best=() worst=()
   reference=""
   for ((rep = 0; rep < reps; ++rep)); do
     for how in native loom; do
@@ -129,26 +131,35 @@ for mode in isend alltoallw; do
         exit 1
       fi
       for what in exchange total; do
-        best[$how-$what]=$(min "${best[$how-$what]:-}" "$(field "$what" "$output")")
+        seconds=$(field "$what" "$output")
+        best[$how-$what]=$(min "${best[$how-$what]:-}" "$seconds")
+        worst[$how-$what]=$(max "${worst[$how-$what]:-}" "$seconds")
       done
     done
   done
   echo "  $mode: checksum $reference in all $reps native and $reps Loom runs: identical"
   for what in exchange total; do
-    rows+=("$mode $what ${best[native-$what]} ${best[loom-$what]}")
+    rows+=("$mode $what ${best[native-$what]} ${worst[native-$what]} ${best[loom-$what]} ${worst[loom-$what]}")
   done
-  unset best
+  unset best worst
 done
 echo
-printf '  %-10s %-9s %10s %10s %12s\n' mode time "native s" "loom s" native/loom
-printf '  %s\n' "-----------------------------------------------------"
+printf '  %-10s %-9s %10s %10s %12s  %s\n' mode time "native s" "loom s" native/loom \
+  "runs: native / loom s"
+printf '  %s\n' "-----------------------------------------------------------------------------------------"
 for row in "${rows[@]}"; do
-  read -r mode what t_native t_loom <<<"$row"
-  awk -v m="$mode" -v w="$what" -v a="$t_native" -v b="$t_loom" \
-    'BEGIN { printf "  %-10s %-9s %10.4f %10.4f %11.2fx\n", m, w, a, b, (b > 0 ? a / b : 0) }'
+  read -r mode what t_native w_native t_loom w_loom <<<"$row"
+  awk -v m="$mode" -v w="$what" -v a="$t_native" -v aw="$w_native" -v b="$t_loom" -v bw="$w_loom" \
+    'BEGIN {
+      noise = (a + 0 > b + 0 ? a <= bw + 0 : b <= aw + 0) ? "  within noise" : ""
+      printf "  %-10s %-9s %10.4f %10.4f %11.2fx  %.4f-%.4f / %.4f-%.4f%s\n", m, w, a, b,
+             (b > 0 ? a / b : 0), a, aw, b, bw, noise
+    }'
 done
-echo "  (best of $reps alternating runs; exchange: time in the 26-neighbour halo exchange,"
-echo "   slowest rank; total: the whole time-step loop)"
+echo "  (best of $reps alternating runs, and each path's range over them; exchange: time in the"
+echo "   26-neighbour halo exchange, slowest rank; total: the whole time-step loop; within noise:"
+echo "   the slower path's best run lies inside the faster path's runs, so the difference is"
+echo "   smaller than this machine's run-to-run spread)"
 
 mkdir -p "$out"
 bench() {  # bench NAME RANKS ARGS...: progress goes to bench-out/NAME-MPI.log, shown on failure
