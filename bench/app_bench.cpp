@@ -153,13 +153,14 @@ struct CaseResult : p2p::PathTimes {  // seconds per one-way message (rank 0's v
   std::string verify_error;
   bool verified() const { return verify_error.empty(); }
   // One-way seconds per message over the whole run as an application lives it: the first
-  // round (the type's first use) and, under Loom, every round up to the last one in which a
-  // trial began, decided or confirmed (a kind's trial can start after its first round: the
-  // plan, and with it the kind's age, is cached by signature) in full, the other rounds at
-  // their median, which keeps one descheduled round on this shared machine from counting 5
-  // times its share.
+  // round (the type's first use) and every round up to Loom's last one in which a trial began,
+  // decided or confirmed (a kind's trial can start after its first round: the plan, and with it
+  // the kind's age, is cached by signature) in full, on both paths alike, so that a spike in
+  // those rounds counts the same on either; the other rounds at their median, which keeps one
+  // descheduled round on this shared machine from counting 5 times its share.
   double host_life = 0, loom_life = 0;
-  int loom_rounds_in_full = 1;  // Loom's rounds counted in full: the first, and its trials'
+  int loom_rounds_in_full = 1;    // rounds counted in full: the first, and Loom's trials'
+  std::vector<double> rounds[2];  // seconds per message of each round: host, Loom
   double life_ratio() const { return loom_life > 0 ? host_life / loom_life : 0; }
   double cold_ratio() const { return cold[1] > 0 ? cold[0] / cold[1] : 0; }
   double cold[2] = {0, 0};  // the first round's seconds per message: host, Loom
@@ -327,8 +328,9 @@ CaseResult run_case(const CorpusEntry& entry, int64_t size, Variant variant, con
   r.loom_rounds_in_full = last_trial_round + 1;
   for (int k = 0; k < 2; ++k) {
     const auto& v = samples[k];
+    r.rounds[k] = v;
     r.cold[k] = v[0];
-    const size_t in_full = k == 1 ? static_cast<size_t>(r.loom_rounds_in_full) : 1;
+    const size_t in_full = static_cast<size_t>(r.loom_rounds_in_full);
     double sum = 0;
     for (size_t i = 0; i < in_full; ++i) sum += v[i];
     if (in_full < v.size())
@@ -394,14 +396,14 @@ void print_table(const MpiRun& mpi, const Options& opt, const Run& run) {
       "\nhost MPI: %s   (one-way time per message over a round of %d round trips; %d\n"
       "alternated rounds per path: the first pays the type's first use, and Loom's trials may\n"
       "run on into later rounds (the plan Loom caches by signature keeps a kind's age, as an\n"
-      "application's would), so time = (the rounds in full up to Loom's last round with a trial\n"
-      "event, the host's first, + the other rounds at their median) / rounds, [min-max] over\n"
+      "application's would), so time = (the rounds up to Loom's last round with a trial event\n"
+      "in full, on both paths, + the other rounds at their median) / rounds, [min-max] over\n"
       "rounds; recreate: a type is built, committed and freed every %d round trips, inside\n"
       "the time; window: %d MPI_Isend then MPI_Waitall (MPI_Irecv on the peer) per window, %d\n"
       "windows a round, time per message; host/loom > 1: Loom is faster; 1st round: host/loom of "
       "the first rounds alone;\n"
       "route: which engine served Loom's sends and receives; trials: verdicts of Loom's trials\n"
-      "over the case, r: Loom's rounds in full; floor = (fastest pack + fastest unpack) / 2,\n"
+      "over the case, r: rounds in full; floor = (fastest pack + fastest unpack) / 2,\n"
       "bound = host / floor: the best host/loom ratio any transport can reach)\n",
       mpi.host_mpi.c_str(), opt.messages, opt.max_reps, opt.life, kWindow,
       std::max(1, opt.messages / 10));
@@ -477,8 +479,10 @@ void write_json(const Options& opt, const Run& run, const std::vector<TargetLine
     j.field("trials_settled", static_cast<int64_t>(r.trials_settled));
     j.field("host_seconds", r.host);  // one-way time per message
     j.field("loom_seconds", r.loom);
-    j.field("host_life_seconds", r.host_life);  // first round + later rounds' median
+    j.field("host_life_seconds", r.host_life);  // rounds in full + later rounds' median
     j.field("loom_life_seconds", r.loom_life);
+    j.array("host_rounds_seconds", r.rounds[0]);  // in the order run
+    j.array("loom_rounds_seconds", r.rounds[1]);
     j.field("ratio", r.life_ratio());
     j.field("ratio_first_round", r.cold_ratio());
     j.field("loom_rounds_in_full", r.loom_rounds_in_full);
