@@ -1,7 +1,7 @@
 #!/bin/bash
 # A/B of the app corpus: old = 5a870d2's libloom.so (copied to /tmp/old-o, /tmp/old-m), new =
 # the build; the same loom-bench, the library chosen through LD_LIBRARY_PATH, alternated.
-# Usage: run.sh o|m N (pairs); summary: python3 docs/results/2026-11-29/trial-cut/compare.py DIR
+# Usage: run.sh o|m N (pairs); summary: python3 docs/results/2026-11-29-s50/compare.py DIR -v
 D=$(dirname "$0")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
