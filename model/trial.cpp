@@ -97,9 +97,6 @@ MethodTrial::Ticket MethodTrial::next() {
   const int slot = message < kMessages ? message : message - kSecondRound;
   if (slot < 0) return {current(), -1};  // between the rounds
   const Config config = kSchedule[slot].config;
-  // Round one ended before its last slots (kFarAhead, or its last record came early): they
-  // run its choice, as the messages between the rounds do.
-  if (message < kSecondRound && round_ == 1) return {current(), -1};
   const bool in_running_round = (message >= kSecondRound) == (round_ == 1);
   if (in_running_round && ruled_out_[static_cast<int>(config)]) return {defended(), message, true};
   return {method_for(config), message, config == Config::Current};
@@ -200,35 +197,16 @@ void MethodTrial::record_sample(const Ticket& ticket, double seconds) {
     return;
   samples.push_back(seconds);
   rule_out_if_lost(slot_config);
-  // Tested once, with the host's last sample: conclude() runs at every post of a trial.
-  if (slot_config == Config::Host && static_cast<int>(samples.size()) == kSamples)
-    ends_early_ = host_far_ahead();
 }
 
 void MethodTrial::rule_out(Method method) {
-  if (!scheduling() || confirming_) return;
-  if (method == defended()) {
-    end_round(method == Method::Host ? Method::Pack : Method::Host);
-    return;
-  }
+  if (!scheduling() || confirming_ || method == defended()) return;
   ruled_out_[static_cast<int>(method == Method::Host ? Config::Host : Config::Pack)] = true;
-}
-
-bool MethodTrial::host_far_ahead() const {
-  const auto& mine = samples_[static_cast<int>(Config::Current)];
-  const auto& host = samples_[static_cast<int>(Config::Host)];
-  return defended() == Method::Pack && mine.size() >= 2 && beats(host, mine, 1 / kFarAhead);
 }
 
 bool MethodTrial::conclude() {
   if (decided_) return false;
   if (confirming_) return conclude_confirmation();
-  if (ends_early_) {
-    const bool first = round_ == 0 && rounds_ > 1;
-    end_round(Method::Host);
-    first_ended_early_ = first;
-    return true;
-  }
   for (int c = 0; c < 3; ++c)
     if (static_cast<int>(samples_[c].size()) < kSamples && !ruled_out_[c]) return false;
   // Round two defends round one's choice, round one the model's.
@@ -251,14 +229,6 @@ bool MethodTrial::conclude() {
     verdict = Method::Host;
   else if (pack_wins)
     verdict = Method::Pack;
-  end_round(verdict);
-  return true;
-}
-
-void MethodTrial::end_round(Method verdict) {
-  ends_early_ = false;
-  const Method defended = this->defended();
-  const auto& mine = samples_[static_cast<int>(Config::Current)];
   // The round's cost: its samples beyond the median of the samples that ran the verdict's
   // method, each standing for kMessages / (3 * kSamples) of the round's messages.
   const auto& verdict_samples =
@@ -268,13 +238,13 @@ void MethodTrial::end_round(Method verdict) {
   const double base = median(verdict_samples);
   double extra = 0;
   for (Config config : {Config::Current, Config::Host, Config::Pack})
-    if (method_for(config) != verdict && !verdict_samples.empty())
+    if (method_for(config) != verdict)
       for (double sample : samples_[static_cast<int>(config)])
         extra += std::max(0.0, sample - base);
   cost_seconds_ += extra * kMessages / (3.0 * kSamples);
   if (round_ == rounds_ - 1) {
     decided_ = verdict;
-    return;
+    return true;
   }
   first_round_ = verdict;
   round_ = 1;
@@ -285,6 +255,7 @@ void MethodTrial::end_round(Method verdict) {
     first_ruled_out_[config] = ruled_out_[config];
     ruled_out_[config] = config == static_cast<int>(Config::Host) && host_far_behind_;
   }
+  return true;
 }
 
 std::string MethodTrial::schedule_text(Method current) {
@@ -340,7 +311,7 @@ std::string MethodTrial::describe() const {
   const std::string text = describe_round(samples_, ruled_out_, defended());
   if (!first_round_) return text;
   return describe_round(first_samples_, first_ruled_out_, prior_) + " -> " +
-         method_name(*first_round_) + (first_ended_early_ ? " (far ahead)" : "") + "; then " + text;
+         method_name(*first_round_) + "; then " + text;
 }
 
 }  // namespace loom::model

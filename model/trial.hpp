@@ -93,15 +93,6 @@ class MethodTrial {
   static constexpr int kRuledOutAfter = kMaxInversions + (kTrimSlowest ? 1 : 0) + 1;
   static constexpr double kFarBehind = 1.5;
   static_assert(kFarBehind >= 1.0 && kFarBehind >= kMargin);
-  // The reverse: in a round that defends packing, once the host's block is in and its samples
-  // (the slowest set aside) beat the first as-is block's in every pair by kFarAhead, the round
-  // ends with the host at once: its pack and last as-is blocks would pack 12 more messages at
-  // the gap (Open MPI, 512 KiB and 4.5 MiB messages that its pipelined typed path moves
-  // 1.5-1.7x faster than packing: the trial cost 19-25% of the kind's first 100 round trips).
-  // Alone, a kind's as-is block is its pack block. Kinds timed together (an exchange) run a mix
-  // as is, and all packed can beat both the mix and the host; round two, which then defends the
-  // host with the full schedule, still finds that.
-  static constexpr double kFarAhead = 1.25;
 
   // One message of the kind: its method, and its place in the trial, in [0, kSpan) (-1
   // outside the schedule: nothing to record).
@@ -237,9 +228,7 @@ class MethodTrial {
   // remaining slots run the defended method.
   bool rules_out(Method method) const;
   // Rules `method` out as a challenger in the running round, on another trial's evidence (a
-  // send follows its receives' trial of the kind). Where `method` is the one the round defends
-  // (the receives ended their round early, kFarAhead, or settled otherwise), the round ends at
-  // once with the other method.
+  // send follows its receives' trial of the kind).
   void rule_out(Method method);
   // The final verdict, after round two.
   std::optional<Method> decided() const { return decided_; }
@@ -283,12 +272,6 @@ class MethodTrial {
   bool ruled_out_[3] = {};                // per Config, in the running round
   bool first_ruled_out_[3] = {};          // round one's
   void rule_out_if_lost(Config config);
-  // Whether the round defends packing and the host's block beat it by kFarAhead.
-  bool host_far_ahead() const;
-  bool ends_early_ = false;  // host_far_ahead() held at the host's last sample: conclude() ends
-  // Ends the running round with `verdict`: its cost, then round two or the decision.
-  void end_round(Method verdict);
-  bool first_ended_early_ = false;  // round one ended early (kFarAhead): describe
   std::optional<Method> first_round_;
   std::optional<Method> decided_;
   // The intervals between a kind's posts, as next_at and gauge_warmup time them: an interval

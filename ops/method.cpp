@@ -443,9 +443,7 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
     if (side == Side::Send) {
       const auto receiving = type.trials.find(trial_key(traffic, where, Side::Receive, bucket));
       if (receiving != type.trials.end() && receiving->second.rules_out(ticket.method)) {
-        // Where the receives ruled out the method this round defends, the round ends here.
         trial.rule_out(ticket.method);
-        settle_if_decided(type, bucket, traffic, where, side, trial);
         return {receiving->second.defended(), -1};
       }
     }

@@ -253,23 +253,11 @@ TEST(MethodTrial, AMixOfMethodsStandsAgainstBothUniformChoices) {
   EXPECT_EQ(tie.current(), Method::Host);
 
   // Both uniform choices clearly ahead, packing also clearly ahead of the host: packing.
-  MethodTrial both(Method::Host);
+  MethodTrial both(Method::Pack);
   issued.clear();
   run_round(both, {70e-6, 71e-6, 69e-6, 70e-6}, {60e-6, 61e-6, 62e-6, 60e-6}, &issued,
             {100e-6, 101e-6, 99e-6, 100e-6});
   EXPECT_EQ(both.current(), Method::Pack);
-  // Where the kind defends packing, the host far ahead of the mix (kFarAhead) ends round one
-  // before the pack block; round two, defending the host with the whole schedule, finds
-  // packing ahead of it.
-  MethodTrial both_from_pack(Method::Pack);
-  issued.clear();
-  run_round(both_from_pack, {70e-6, 71e-6, 69e-6, 70e-6}, {60e-6, 61e-6, 62e-6, 60e-6}, &issued,
-            {100e-6, 101e-6, 99e-6, 100e-6});
-  EXPECT_EQ(issued, "PPPPPHHHHHHHHHHHHHHHHHHH");
-  EXPECT_EQ(both_from_pack.current(), Method::Host);
-  run_gap(both_from_pack, &issued);
-  run_round(both_from_pack, {70e-6, 71e-6, 69e-6, 70e-6}, {60e-6, 61e-6, 62e-6, 60e-6}, &issued);
-  EXPECT_EQ(both_from_pack.decided(), Method::Pack);
   MethodTrial both_host(Method::Pack);
   issued.clear();
   run_round(both_host, {50e-6, 51e-6, 49e-6, 50e-6}, {60e-6, 61e-6, 62e-6, 60e-6}, &issued,
@@ -319,58 +307,6 @@ TEST(MethodTrial, AChallengerThatCannotWinIsRuledOutAtOnce) {
   EXPECT_TRUE(next.as_is);
 }
 
-// The host far ahead of a kind that packs ends the round with the host's block (kFarAhead):
-// Open MPI, nas_mg_x at 512 KiB, one rank's receives (as is 756-770 us, host 477-527 us).
-TEST(MethodTrial, TheHostFarAheadEndsARoundThatDefendsPacking) {
-  MethodTrial far_ahead(Method::Pack);
-  std::string issued;
-  const std::vector<double> host = {526.5e-6, 493.1e-6, 480.3e-6, 476.8e-6},
-                            pack = {839.9e-6, 849.4e-6, 791.5e-6, 755.5e-6},
-                            as_is = {756.3e-6, 770.1e-6, 749.6e-6, 758.6e-6};
-  run_round(far_ahead, host, pack, &issued, as_is);
-  EXPECT_EQ(issued, "PPPPPHHHHHHHHHHHHHHHHHHH");  // 12 packed messages fewer
-  EXPECT_EQ(far_ahead.current(), Method::Host);
-  EXPECT_FALSE(far_ahead.decided().has_value());
-  // Round two defends the host with the whole schedule.
-  run_gap(far_ahead, &issued);
-  issued.clear();
-  run_round(far_ahead, host, pack, &issued);
-  EXPECT_EQ(issued.substr(0, 14), "HHHHHHHHHHHHPP");
-  EXPECT_EQ(far_ahead.decided(), Method::Host);
-  EXPECT_NE(far_ahead.describe().find("as is (pack) 756.3 770.1 us, host 526.5 493.1 480.3 476.8 "
-                                      "us, pack -> host (far ahead); then as is (host)"),
-            std::string::npos)
-      << far_ahead.describe();
-
-  // Ahead, but by less than kFarAhead in some pair (nas_mg_x at 128 KiB: host 43.0-57.4 us, as
-  // is 48.3-49.2 us): the round runs to its end, and the full test decides.
-  MethodTrial close(Method::Pack);
-  issued.clear();
-  run_round(close, {43.5e-6, 43.2e-6, 43.0e-6, 57.4e-6}, {49.0e-6, 48.7e-6, 48.5e-6, 49.1e-6},
-            &issued, {48.9e-6, 48.8e-6, 48.3e-6, 49.2e-6});
-  EXPECT_EQ(issued, schedule_with('P').substr(0, MethodTrial::kMessages - 1) + "H");
-  EXPECT_EQ(close.current(), Method::Host);
-
-  // A round that defends the host never ends early, however far packing leads.
-  MethodTrial defends_host(Method::Host);
-  issued.clear();
-  run_round(defends_host, {3e-3, 3e-3, 3e-3, 3e-3}, {1e-3, 1e-3, 1e-3, 1e-3}, &issued);
-  EXPECT_EQ(issued.substr(0, MethodTrial::kMessages - 1),
-            schedule_with('H').substr(0, MethodTrial::kMessages - 1));
-
-  // A send whose receives ended their round so (the method its round defends ruled out by
-  // them) ends its own round with the host at that message.
-  MethodTrial send(Method::Pack);
-  for (int i = 0; i < 12; ++i) send.record(send.next(), 1e-6);  // as is, and the host's block
-  EXPECT_EQ(send.current(), Method::Pack);
-  send.rule_out(Method::Pack);
-  EXPECT_EQ(send.current(), Method::Host);
-  EXPECT_FALSE(send.decided().has_value());
-  const MethodTrial::Ticket next = send.next();
-  EXPECT_EQ(next.method, Method::Host);
-  EXPECT_EQ(next.slot, -1);
-}
-
 // Ruling a challenger out early never changes a verdict: random samples (seed printed,
 // LOOM_TEST_SEED repeats it), one round defending either method, against the full test on all
 // four samples of each method.
@@ -405,17 +341,8 @@ TEST(MethodTrial, RulingOutNeverChangesAVerdict) {
                               pack = samples(scale(random));
     const bool host_wins = beats(host, current, defended == Method::Pack ? 1.0 : 0.9);
     const bool pack_wins = beats(pack, current, 0.9);
-    // The host far ahead of the first as-is block (two samples, none set aside) ends a round
-    // that defends packing before the rest (MethodTrial::kFarAhead).
-    std::vector<double> host_trimmed = host;
-    std::sort(host_trimmed.begin(), host_trimmed.end());
-    host_trimmed.pop_back();
-    const bool far_ahead =
-        defended == Method::Pack && host_trimmed.back() * 1.25 < std::min(current[0], current[1]);
     Method expected = defended;
-    if (far_ahead)
-      expected = Method::Host;
-    else if (host_wins && pack_wins)
+    if (host_wins && pack_wins)
       expected = beats(pack, host, 0.9) ? Method::Pack : Method::Host;
     else if (host_wins)
       expected = Method::Host;
@@ -662,8 +589,8 @@ TEST(MethodTrial, ARecheckIsOneRoundDefendingTheVerdict) {
   EXPECT_TRUE(faster_host.is_recheck());
   std::string issued;
   run_round(faster_host, {1e-3, 1.1e-3, 0.9e-3, 1e-3}, {3e-3, 3.1e-3, 2.9e-3, 3e-3}, &issued);
-  // The host far ahead (kFarAhead) ends the round with its block.
-  EXPECT_EQ(issued, "PPPPPHHHHHHHHHHHHHHHHHHH");
+  EXPECT_EQ(issued.substr(0, MethodTrial::kMessages - 1),
+            schedule_with('P').substr(0, MethodTrial::kMessages - 1));
   EXPECT_EQ(faster_host.decided(), Method::Host);
   EXPECT_EQ(faster_host.prior(), Method::Pack);
   EXPECT_EQ(faster_host.next_index(), 4096 + MethodTrial::kMessages);
