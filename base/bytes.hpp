@@ -3,10 +3,16 @@
 #pragma once
 
 #include <charconv>
+#include <climits>
 #include <cstdint>
 #include <string_view>
 
 namespace loom::base {
+
+// Whether a count or byte offset fits an MPI int argument.
+inline bool fits_int(int64_t value) {
+  return value >= INT_MIN && value <= INT_MAX;
+}
 
 // False for anything else, a negative number, or a value that does not fit 63 bits.
 inline bool parse_bytes(std::string_view s, int64_t* out) {

@@ -28,6 +28,7 @@
 #include "halo/geometry.hpp"
 #include "halo/step_flags.hpp"
 #include "mpi/locality.hpp"
+#include "mpi/type_decode.hpp"
 #include "pack/box_copy.hpp"
 #include "pack/plan.hpp"
 #include "place/partition.hpp"
@@ -850,9 +851,7 @@ int loom_halo_add_field(loom_halo_domain domain, size_t element_size, int* field
 
 int loom_halo_add_field_type(loom_halo_domain domain, MPI_Datatype named_type, int* field) {
   if (named_type == MPI_DATATYPE_NULL) return fail(LOOM_HALO_ERR_ARG, "MPI_DATATYPE_NULL");
-  int integers = 0, addresses = 0, types = 0, combiner = 0;
-  if (MPI_Type_get_envelope(named_type, &integers, &addresses, &types, &combiner) != MPI_SUCCESS ||
-      combiner != MPI_COMBINER_NAMED)
+  if (loom::mpi::type_combiner(named_type) != MPI_COMBINER_NAMED)
     return fail(LOOM_HALO_ERR_ARG, "field type is not a named MPI type");
   int size = 0;
   MPI_Type_size(named_type, &size);

@@ -2,6 +2,7 @@
 // same-node neighbourhood exchanges through the shared window, the rest left to the host). Each
 // collective comes in a blocking and a non-blocking form that differ only in the request.
 #include "ops/coll.hpp"
+#include "base/bytes.hpp"
 #include "mpi/host.hpp"
 #include "ops/codec_slot.hpp"
 
@@ -76,3 +77,42 @@ LOOM_COLLECTIVE(Neighbor_allgather, neighbor_allgather, (LOOM_UNIFORM_PARAMS), (
 LOOM_COLLECTIVE(Neighbor_allgatherv, neighbor_allgatherv, (LOOM_GATHERV_PARAMS),
                 (LOOM_GATHERV_ARGS))
 // clang-format on
+
+#if MPI_VERSION >= 4
+// MPI-4's large-count forms of the collectives whose counts are scalars: counts that fit an int
+// make the classic call, larger ones go to the host as written. The v and w forms (arrays of
+// MPI_Count and MPI_Aint) are not intercepted: the host serves them.
+#define LOOM_COLLECTIVE_C(Name, name, PARAMS, FITS, ARGS_C, ARGS)                            \
+  extern "C" int MPI_##Name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
+    if (!(FITS)) return PMPI_##Name##_c(LOOM_UNPAREN ARGS_C, comm);                          \
+    return MPI_##Name(LOOM_UNPAREN ARGS, comm);                                              \
+  }                                                                                          \
+  extern "C" int MPI_I##name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
+    if (!(FITS)) return PMPI_I##name##_c(LOOM_UNPAREN ARGS_C, comm, request);                \
+    return MPI_I##name(LOOM_UNPAREN ARGS, comm, request);                                    \
+  }
+#define LOOM_UNIFORM_C_PARAMS                                                     \
+  const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, \
+      MPI_Count recvcount, MPI_Datatype recvtype
+#define LOOM_UNIFORM_FITS loom::base::fits_int(sendcount) && loom::base::fits_int(recvcount)
+#define LOOM_UNIFORM_INT_ARGS \
+  sendbuf, static_cast<int>(sendcount), sendtype, recvbuf, static_cast<int>(recvcount), recvtype
+
+// clang-format off
+LOOM_COLLECTIVE_C(Alltoall, alltoall, (LOOM_UNIFORM_C_PARAMS), LOOM_UNIFORM_FITS,
+                  (LOOM_UNIFORM_ARGS), (LOOM_UNIFORM_INT_ARGS))
+LOOM_COLLECTIVE_C(Allgather, allgather, (LOOM_UNIFORM_C_PARAMS), LOOM_UNIFORM_FITS,
+                  (LOOM_UNIFORM_ARGS), (LOOM_UNIFORM_INT_ARGS))
+LOOM_COLLECTIVE_C(Gather, gather, (LOOM_UNIFORM_C_PARAMS, int root), LOOM_UNIFORM_FITS,
+                  (LOOM_UNIFORM_ARGS, root), (LOOM_UNIFORM_INT_ARGS, root))
+LOOM_COLLECTIVE_C(Scatter, scatter, (LOOM_UNIFORM_C_PARAMS, int root), LOOM_UNIFORM_FITS,
+                  (LOOM_UNIFORM_ARGS, root), (LOOM_UNIFORM_INT_ARGS, root))
+LOOM_COLLECTIVE_C(Neighbor_alltoall, neighbor_alltoall, (LOOM_UNIFORM_C_PARAMS),
+                  LOOM_UNIFORM_FITS, (LOOM_UNIFORM_ARGS), (LOOM_UNIFORM_INT_ARGS))
+LOOM_COLLECTIVE_C(Neighbor_allgather, neighbor_allgather, (LOOM_UNIFORM_C_PARAMS),
+                  LOOM_UNIFORM_FITS, (LOOM_UNIFORM_ARGS), (LOOM_UNIFORM_INT_ARGS))
+LOOM_COLLECTIVE_C(Bcast, bcast, (void* buffer, MPI_Count count, MPI_Datatype datatype, int root),
+                  loom::base::fits_int(count), (buffer, count, datatype, root),
+                  (buffer, static_cast<int>(count), datatype, root))
+// clang-format on
+#endif

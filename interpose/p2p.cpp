@@ -1,6 +1,8 @@
 // Point-to-point family: entry points. A contiguous message to another process is decided inline
 // and goes straight to the host; everything else is served by ops/p2p.hpp.
 #include "ops/p2p.hpp"
+
+#include "base/bytes.hpp"
 #include "mpi/host.hpp"
 
 using loom::mpi::host;
@@ -94,3 +96,81 @@ extern "C" int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* messa
 extern "C" int MPI_Cancel(MPI_Request* request) {
   return loom::ops::cancel(request);
 }
+
+#if MPI_VERSION >= 4
+// MPI-4's large-count forms (MPICH 4 has them; mpi4py 4 calls nothing else): a count that fits
+// an int makes the classic call, anything larger goes to the host as written.
+using loom::base::fits_int;
+
+#define LOOM_SEND_C_PARAMS \
+  const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm
+#define LOOM_SEND_C_ARGS(count) buf, count, type, dest, tag, comm
+#define LOOM_SEND_MODE_C(Mode, mode)                                                     \
+  extern "C" int MPI_##Mode##_c(LOOM_SEND_C_PARAMS) {                                    \
+    if (!fits_int(count)) return PMPI_##Mode##_c(LOOM_SEND_C_ARGS(count));               \
+    return MPI_##Mode(LOOM_SEND_C_ARGS(static_cast<int>(count)));                        \
+  }                                                                                      \
+  extern "C" int MPI_I##mode##_c(LOOM_SEND_C_PARAMS, MPI_Request* request) {             \
+    if (!fits_int(count)) return PMPI_I##mode##_c(LOOM_SEND_C_ARGS(count), request);     \
+    return MPI_I##mode(LOOM_SEND_C_ARGS(static_cast<int>(count)), request);              \
+  }                                                                                      \
+  extern "C" int MPI_##Mode##_init_c(LOOM_SEND_C_PARAMS, MPI_Request* request) {         \
+    if (!fits_int(count)) return PMPI_##Mode##_init_c(LOOM_SEND_C_ARGS(count), request); \
+    return MPI_##Mode##_init(LOOM_SEND_C_ARGS(static_cast<int>(count)), request);        \
+  }
+
+LOOM_SEND_MODE_C(Send, send)
+LOOM_SEND_MODE_C(Ssend, ssend)
+LOOM_SEND_MODE_C(Rsend, rsend)
+LOOM_SEND_MODE_C(Bsend, bsend)
+
+extern "C" int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
+                          MPI_Comm comm, MPI_Status* status) {
+  if (!fits_int(count)) return PMPI_Recv_c(buf, count, type, source, tag, comm, status);
+  return MPI_Recv(buf, static_cast<int>(count), type, source, tag, comm, status);
+}
+
+extern "C" int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
+                           MPI_Comm comm, MPI_Request* request) {
+  if (!fits_int(count)) return PMPI_Irecv_c(buf, count, type, source, tag, comm, request);
+  return MPI_Irecv(buf, static_cast<int>(count), type, source, tag, comm, request);
+}
+
+extern "C" int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
+                               MPI_Comm comm, MPI_Request* request) {
+  if (!fits_int(count)) return PMPI_Recv_init_c(buf, count, type, source, tag, comm, request);
+  return MPI_Recv_init(buf, static_cast<int>(count), type, source, tag, comm, request);
+}
+
+extern "C" int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              int dest, int sendtag, void* recvbuf, MPI_Count recvcount,
+                              MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                              MPI_Status* status) {
+  if (!fits_int(sendcount) || !fits_int(recvcount))
+    return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                           recvtype, source, recvtag, comm, status);
+  return MPI_Sendrecv(sendbuf, static_cast<int>(sendcount), sendtype, dest, sendtag, recvbuf,
+                      static_cast<int>(recvcount), recvtype, source, recvtag, comm, status);
+}
+
+extern "C" int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype type, int dest,
+                                      int sendtag, int source, int recvtag, MPI_Comm comm,
+                                      MPI_Status* status) {
+  if (!fits_int(count))
+    return PMPI_Sendrecv_replace_c(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  return MPI_Sendrecv_replace(buf, static_cast<int>(count), type, dest, sendtag, source, recvtag,
+                              comm, status);
+}
+
+extern "C" int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
+                           MPI_Status* status) {
+  if (!fits_int(count)) return PMPI_Mrecv_c(buf, count, type, message, status);
+  return MPI_Mrecv(buf, static_cast<int>(count), type, message, status);
+}
+
+extern "C" int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
+                            MPI_Request* request) {
+  if (!fits_int(count)) return PMPI_Imrecv_c(buf, count, type, message, request);
+  return MPI_Imrecv(buf, static_cast<int>(count), type, message, request);
+}
+#endif

@@ -103,44 +103,17 @@ NodeRef named_layout(MPI_Datatype t) {
   return layout;
 }
 
-// Owns the handles MPI_Type_get_contents returns; derived ones must be freed.
-struct Contents {
-  int combiner = 0;
-  std::vector<int> ints;
-  std::vector<MPI_Aint> addrs;
-  std::vector<MPI_Datatype> types;
-
-  explicit Contents(MPI_Datatype t) {
-    int ni = 0, na = 0, nt = 0;
-    PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
-    if (combiner == MPI_COMBINER_NAMED) return;
-    ints.resize(ni);
-    addrs.resize(na);
-    types.resize(nt);
-    if (PMPI_Type_get_contents(t, ni, na, nt, ints.data(), addrs.data(), types.data()) !=
-        MPI_SUCCESS)
-      throw Unsupported{"MPI_Type_get_contents failed"};
+// Throws when the host could not describe `t` (TypeContents::why).
+struct Contents : TypeContents {
+  explicit Contents(MPI_Datatype t) : TypeContents(t) {
+    if (!why.empty()) throw Unsupported{why};
   }
-  ~Contents() {
-    for (MPI_Datatype& child : types) {
-      int ni, na, nt, comb;
-      PMPI_Type_get_envelope(child, &ni, &na, &nt, &comb);
-      // Predefined handles, F90 parameterized types included, must not be freed.
-      if (comb != MPI_COMBINER_NAMED && comb != MPI_COMBINER_F90_REAL &&
-          comb != MPI_COMBINER_F90_COMPLEX && comb != MPI_COMBINER_F90_INTEGER)
-        PMPI_Type_free(&child);
-    }
-  }
-  Contents(const Contents&) = delete;
-  Contents& operator=(const Contents&) = delete;
 };
 
 NodeRef decode(MPI_Datatype t, int depth, bool covered);
 
 bool is_named(MPI_Datatype t) {
-  int ni, na, nt, combiner;
-  PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
-  return combiner == MPI_COMBINER_NAMED;
+  return type_combiner(t) == MPI_COMBINER_NAMED;
 }
 
 // `count` copies of `child`, each `stride` bytes apart (the MPI "blocklength" pattern).
@@ -405,6 +378,163 @@ bool append_signature(MPI_Datatype t, int depth, std::string* out) {
 }
 
 }  // namespace
+
+#if MPI_VERSION >= 4
+namespace {
+
+// A large-count constructor's MPI_Count values (`large`, MPI 4.0 section 5.1.13: every count
+// and displacement; `in` keeps the int arguments it still has) in the classic constructor's
+// int and MPI_Aint lists. False when a count does not fit an int or the lists do not match
+// the combiner.
+bool classic_from_large(int combiner, const std::vector<int>& in,
+                        const std::vector<MPI_Count>& large, std::vector<int>* ints,
+                        std::vector<MPI_Aint>* addrs) {
+  bool fits = true;
+  const auto push_ints = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to && i < large.size(); ++i) {
+      fits = fits && large[i] >= INT_MIN && large[i] <= INT_MAX;
+      ints->push_back(static_cast<int>(large[i]));
+    }
+  };
+  const auto push_addrs = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to && i < large.size(); ++i)
+      addrs->push_back(static_cast<MPI_Aint>(large[i]));
+  };
+  const size_t n = large.size();
+  const MPI_Count count = n > 0 ? large[0] : 0;
+  ints->clear();
+  addrs->clear();
+  switch (combiner) {
+    case MPI_COMBINER_CONTIGUOUS:  // count
+    case MPI_COMBINER_VECTOR:      // count, blocklength, stride
+      if (n != (combiner == MPI_COMBINER_VECTOR ? 3u : 1u) || !in.empty()) return false;
+      push_ints(0, n);
+      break;
+    case MPI_COMBINER_INDEXED:        // count, blocklengths[count], displacements[count]
+    case MPI_COMBINER_INDEXED_BLOCK:  // count, blocklength, displacements[count]
+      if (count < 0 ||
+          n != static_cast<size_t>(count) * (combiner == MPI_COMBINER_INDEXED ? 2 : 1) +
+                   (combiner == MPI_COMBINER_INDEXED ? 1 : 2))
+        return false;
+      push_ints(0, n);
+      break;
+    case MPI_COMBINER_HVECTOR:  // count, blocklength, stride (bytes)
+      if (n != 3) return false;
+      push_ints(0, 2);
+      push_addrs(2, 3);
+      break;
+    case MPI_COMBINER_HINDEXED:          // count, blocklengths[count], displacements[count]
+    case MPI_COMBINER_STRUCT:            // the same, and the types
+    case MPI_COMBINER_HINDEXED_BLOCK: {  // count, blocklength, displacements[count]
+      const size_t lengths =
+          combiner == MPI_COMBINER_HINDEXED_BLOCK ? 1 : static_cast<size_t>(count);
+      if (count < 0 || n != 1 + lengths + static_cast<size_t>(count)) return false;
+      push_ints(0, 1 + lengths);
+      push_addrs(1 + lengths, n);
+      break;
+    }
+    case MPI_COMBINER_SUBARRAY: {  // ints: ndims, order; large: sizes, subsizes, starts
+      if (in.size() != 2 || in[0] < 0 || n != 3 * static_cast<size_t>(in[0])) return false;
+      ints->push_back(in[0]);
+      push_ints(0, n);
+      ints->push_back(in[1]);
+      break;
+    }
+    case MPI_COMBINER_DARRAY: {  // ints: size, rank, ndims, distribs, dargs, psizes, order;
+      // large: gsizes
+      if (in.size() < 4 || in[2] < 0) return false;
+      const size_t ndims = static_cast<size_t>(in[2]);
+      if (in.size() != 4 + 3 * ndims || n != ndims) return false;
+      ints->assign(in.begin(), in.begin() + 3);
+      push_ints(0, n);
+      ints->insert(ints->end(), in.begin() + 3, in.end());
+      break;
+    }
+    case MPI_COMBINER_RESIZED:  // lb, extent
+      if (n != 2) return false;
+      push_addrs(0, 2);
+      break;
+    default:
+      return false;
+  }
+  return fits;
+}
+
+}  // namespace
+#endif
+
+TypeContents::TypeContents(MPI_Datatype type) {
+#if MPI_VERSION >= 4
+  MPI_Count ni = 0, na = 0, nc = 0, nt = 0;
+  if (PMPI_Type_get_envelope_c(type, &ni, &na, &nc, &nt, &combiner) != MPI_SUCCESS) {
+    combiner = -1;
+    why = "MPI_Type_get_envelope_c failed";
+    return;
+  }
+  if (combiner == MPI_COMBINER_NAMED) return;
+  ints.resize(static_cast<size_t>(ni));
+  addrs.resize(static_cast<size_t>(na));
+  types.resize(static_cast<size_t>(nt));
+  std::vector<MPI_Count> large(static_cast<size_t>(nc));
+  if (PMPI_Type_get_contents_c(type, ni, na, nc, nt, ints.data(), addrs.data(), large.data(),
+                               types.data()) != MPI_SUCCESS) {
+    types.clear();  // nothing was returned to free
+    why = "MPI_Type_get_contents_c failed";
+  } else if (nc > 0 &&
+             !classic_from_large(combiner, std::vector<int>(ints), large, &ints, &addrs)) {
+    why = "a large count of the type does not fit an int";
+  }
+#else
+  int ni = 0, na = 0, nt = 0;
+  if (PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS) {
+    combiner = -1;
+    why = "MPI_Type_get_envelope failed";
+    return;
+  }
+  if (combiner == MPI_COMBINER_NAMED) return;
+  ints.resize(static_cast<size_t>(ni));
+  addrs.resize(static_cast<size_t>(na));
+  types.resize(static_cast<size_t>(nt));
+  if (PMPI_Type_get_contents(type, ni, na, nt, ints.data(), addrs.data(), types.data()) !=
+      MPI_SUCCESS) {
+    types.clear();
+    why = "MPI_Type_get_contents failed";
+  }
+#endif
+  if (!why.empty()) {
+    release_types();
+    combiner = -1;
+    ints.clear();
+    addrs.clear();
+  }
+}
+
+TypeContents::~TypeContents() {
+  release_types();
+}
+
+void TypeContents::release_types() {
+  for (MPI_Datatype& child : types) {
+    const int comb = type_combiner(child);
+    // Predefined handles, F90 parameterized types included, must not be freed.
+    if (comb != MPI_COMBINER_NAMED && comb != MPI_COMBINER_F90_REAL &&
+        comb != MPI_COMBINER_F90_COMPLEX && comb != MPI_COMBINER_F90_INTEGER)
+      PMPI_Type_free(&child);
+  }
+  types.clear();
+}
+
+int type_combiner(MPI_Datatype type) {
+  int combiner = -1;
+#if MPI_VERSION >= 4
+  MPI_Count ni = 0, na = 0, nc = 0, nt = 0;
+  if (PMPI_Type_get_envelope_c(type, &ni, &na, &nc, &nt, &combiner) != MPI_SUCCESS) return -1;
+#else
+  int ni = 0, na = 0, nt = 0;
+  if (PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS) return -1;
+#endif
+  return combiner;
+}
 
 bool type_signature(MPI_Datatype type, std::string* out) {
   out->clear();

@@ -7,10 +7,37 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "types/ir.hpp"
 
 namespace loom::mpi {
+
+// What MPI_Type_get_envelope and MPI_Type_get_contents say of one type, in their classic form
+// (counts as int, displacements as MPI_Aint) also for a type built by MPI-4's large-count
+// constructors (MPI_Type_vector_c, ...), whose classic envelope MPICH 4 refuses, fatally under
+// the default error handler (mpi4py 4 builds every type so). Owns the derived handles that
+// get_contents returns. `why` not empty: the host could not describe the type, or one of its
+// large counts does not fit an int; combiner is then -1 and the lists are empty.
+struct TypeContents {
+  int combiner = -1;
+  std::vector<int> ints;
+  std::vector<MPI_Aint> addrs;
+  std::vector<MPI_Datatype> types;
+  std::string why;
+
+  explicit TypeContents(MPI_Datatype type);
+  ~TypeContents();
+  TypeContents(const TypeContents&) = delete;
+  TypeContents& operator=(const TypeContents&) = delete;
+
+ private:
+  void release_types();
+};
+
+// The combiner of `type` (MPI_COMBINER_NAMED for a predefined one), from the envelope that
+// also describes large-count types; -1 when the host cannot say.
+int type_combiner(MPI_Datatype type);
 
 // The (uncanonicalised) layout of one element of `type`, or nullopt with a reason when
 // Loom does not handle the type (it then goes to the host MPI). `mixed_basic_types`, if

@@ -322,9 +322,7 @@ std::shared_ptr<const TypePlan> TypeRegistry::plan_for(MPI_Datatype type) {
 }
 
 bool is_named(MPI_Datatype type) {
-  int ni, na, nt, combiner;
-  return PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) == MPI_SUCCESS &&
-         combiner == MPI_COMBINER_NAMED;
+  return type_combiner(type) == MPI_COMBINER_NAMED;
 }
 
 }  // namespace

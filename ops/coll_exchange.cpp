@@ -1,5 +1,7 @@
 #include "ops/coll_exchange.hpp"
 
+#include "mpi/type_decode.hpp"
+
 namespace loom::ops::coll {
 
 char* at(const void* base, int64_t offset) {
@@ -7,14 +9,8 @@ char* at(const void* base, int64_t offset) {
                                  static_cast<uintptr_t>(offset));
 }
 
-bool fits_int(int64_t value) {
-  return value >= INT_MIN && value <= INT_MAX;
-}
-
 bool is_named(MPI_Datatype type) {
-  int ints, addresses, types, combiner;
-  return PMPI_Type_get_envelope(type, &ints, &addresses, &types, &combiner) == MPI_SUCCESS &&
-         combiner == MPI_COMBINER_NAMED;
+  return mpi::type_combiner(type) == MPI_COMBINER_NAMED;
 }
 
 bool route_of(MPI_Datatype type, TypeRoute* route) {

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/bytes.hpp"
 #include "exec/execute.hpp"
 #include "mpi/host.hpp"
 #include "mpi/requests.hpp"
@@ -52,7 +53,7 @@ inline const bool kCollectivesFormat = format_area("collectives", {40});
 // Byte arithmetic on user addresses, which may be relative to MPI_BOTTOM (null).
 char* at(const void* base, int64_t offset);
 
-bool fits_int(int64_t value);
+using base::fits_int;
 
 bool is_named(MPI_Datatype type);
 

@@ -21,6 +21,7 @@
 #include "codec/metrics.hpp"
 #include "mpi/locality.hpp"
 #include "mpi/requests.hpp"
+#include "mpi/type_decode.hpp"
 #include "ops/codec_slot.hpp"
 #include "runtime/counters.hpp"
 #include "transport/staging.hpp"
@@ -49,24 +50,12 @@ uint64_t nanoseconds_since(Clock::time_point start) {
 int signature_kind(MPI_Datatype type, int depth) {
   if (type == MPI_FLOAT) return 1;
   if (type == MPI_DOUBLE) return 2;
-  int ints = 0, addresses = 0, types = 0, combiner = 0;
-  if (type == MPI_DATATYPE_NULL || depth > 32 ||
-      PMPI_Type_get_envelope(type, &ints, &addresses, &types, &combiner) != MPI_SUCCESS ||
-      combiner == MPI_COMBINER_NAMED)
-    return 0;
-  std::vector<int> int_args(static_cast<size_t>(ints) + 1);
-  std::vector<MPI_Aint> address_args(static_cast<size_t>(addresses) + 1);
-  std::vector<MPI_Datatype> type_args(static_cast<size_t>(types) + 1);
-  if (PMPI_Type_get_contents(type, ints, addresses, types, int_args.data(), address_args.data(),
-                             type_args.data()) != MPI_SUCCESS)
-    return 0;
+  if (type == MPI_DATATYPE_NULL || depth > 32) return 0;
+  const mpi::TypeContents contents(type);
+  if (contents.combiner == -1 || contents.combiner == MPI_COMBINER_NAMED) return 0;
   int kind = -1;
-  for (int i = 0; i < types; ++i) {
-    MPI_Datatype inner = type_args[static_cast<size_t>(i)];
+  for (MPI_Datatype inner : contents.types) {
     const int k = signature_kind(inner, depth + 1);
-    int a = 0, b = 0, c = 0, inner_combiner = 0;
-    PMPI_Type_get_envelope(inner, &a, &b, &c, &inner_combiner);
-    if (inner_combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&inner);
     if (k == 0 || (kind != -1 && kind != k)) kind = 0;
     if (kind == -1) kind = k;
   }

@@ -32,13 +32,9 @@ done
 python_tag=$(python3 -c 'import sys, sysconfig; print(sys.implementation.cache_tag + "-" + sysconfig.get_platform())')
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/loom/mpi4py"
 for mpi in "${mpis[@]}"; do
-  case "$mpi" in
-    openmpi) major=4 ;;
-    # mpi4py 4 calls MPI-4's large-count functions (MPI_Send_c, MPI_Type_vector_c, ...) where
-    # the MPI has them, as MPICH 4 does; Loom does not intercept those yet, so every derived
-    # type would go to the host. mpi4py 3.1 calls the classic ones. (Open MPI 4.1 is MPI-3.1.)
-    mpich) major=3 ;;
-  esac
+  # mpi4py 4 on both: on MPICH 4 it calls MPI-4's large-count functions (MPI_Send_c,
+  # MPI_Type_vector_c, ...), which Loom serves as it serves the classic ones.
+  major=4
   target="$cache/$python_tag-$mpi-$major"
   if ((path_only)); then
     echo "$target"
@@ -53,17 +49,8 @@ for mpi in "${mpis[@]}"; do
   pip_install=(python3 -m pip install -q --root-user-action=ignore --no-cache-dir
     --no-binary=mpi4py --no-deps --target "$target.partial")
   version="mpi4py>=$major.0,<$((major + 1))"
-  # mpi4py 3.1's build calls a distutils API that setuptools 80 dropped; its isolated build
-  # environment takes this constraint from PIP_CONSTRAINT.
-  constraints=/dev/null
-  if ((major == 3)); then
-    constraints="$cache/build-constraints-mpi4py3.txt"
-    mkdir -p "$cache"
-    echo 'setuptools<70' >"$constraints"
-  fi
-  PIP_CONSTRAINT="$constraints" MPICC="mpicc.$mpi" "${pip_install[@]}" "$version" ||
-    PIP_CONSTRAINT="$constraints" MPICC="mpicc.$mpi" "${pip_install[@]}" \
-      --break-system-packages "$version"
+  MPICC="mpicc.$mpi" "${pip_install[@]}" "$version" ||
+    MPICC="mpicc.$mpi" "${pip_install[@]}" --break-system-packages "$version"
   mv "$target.partial" "$target"
   touch "$target/.complete"
 done

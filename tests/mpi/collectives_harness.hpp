@@ -45,6 +45,7 @@ namespace loom::test::coll {
 struct Api {
   bool loom;
   bool nonblocking;
+  bool large_count = false;  // MPI-4's _c form (collectives whose counts are scalars)
 };
 
 inline int complete(const Api& api, int rc, MPI_Request* request) {
@@ -63,6 +64,17 @@ inline int complete(const Api& api, int rc, MPI_Request* request) {
                     &request_);                                                             \
   }()                                                                                       \
                      : ((api).loom ? MPI_##Blocking(__VA_ARGS__) : PMPI_##Blocking(__VA_ARGS__)))
+
+// The same for a collective whose counts are scalars, in its large-count form MPI_<Blocking>_c
+// when `api` asks for it (MPI-4 hosts).
+#if MPI_VERSION >= 4
+#define CALL_SCALAR_COLLECTIVE(api, Blocking, Nonblocking, ...)                         \
+  ((api).large_count ? CALL_COLLECTIVE(api, Blocking##_c, Nonblocking##_c, __VA_ARGS__) \
+                     : CALL_COLLECTIVE(api, Blocking, Nonblocking, __VA_ARGS__))
+#else
+#define CALL_SCALAR_COLLECTIVE(api, Blocking, Nonblocking, ...) \
+  CALL_COLLECTIVE(api, Blocking, Nonblocking, __VA_ARGS__)
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Topologies for the neighbourhood collectives
@@ -235,7 +247,8 @@ struct Case {
   Mode mode = Mode::Derived;
   bool nonblocking = false;
   bool in_place = false;
-  bool zero = false;  // every count zero
+  bool zero = false;         // every count zero
+  bool large_count = false;  // the _c forms, where the counts are scalars (Api::large_count)
 
   bool derived(bool send_side, int block = -1) const {
     switch (mode) {
@@ -283,8 +296,10 @@ template <typename Call>
 inline void expect_same(const Case& c, const Region& send, const Region& recv, bool data_due,
                         Call call) {
   Region send_loom = send, recv_loom = recv, send_host = send, recv_host = recv;
-  const int rc_loom = call(Api{true, c.nonblocking}, send_loom.base(), recv_loom.base());
-  const int rc_host = call(Api{false, c.nonblocking}, send_host.base(), recv_host.base());
+  const int rc_loom =
+      call(Api{true, c.nonblocking, c.large_count}, send_loom.base(), recv_loom.base());
+  const int rc_host =
+      call(Api{false, c.nonblocking, c.large_count}, send_host.base(), recv_host.base());
   EXPECT_EQ(rc_loom, MPI_SUCCESS);
   EXPECT_EQ(rc_host, MPI_SUCCESS);
   expect_identical(recv_loom, recv_host, "receive buffer");
@@ -308,8 +323,8 @@ inline void run_all_to_all(Coll coll, const Case& c) {
     const Region send = c.in_place ? Region() : Region(uniform_blocks(st, p, send_count), true, 1);
     const Region recv(uniform_blocks(rt, p, recv_count), c.in_place, 2);
     expect_same(c, send, recv, recv_count > 0 && p > 1, [&](const Api& api, void* s, void* r) {
-      return CALL_COLLECTIVE(api, Alltoall, Ialltoall, or_in_place(c.in_place, s), send_count,
-                             st.type, r, recv_count, rt.type, comm);
+      return CALL_SCALAR_COLLECTIVE(api, Alltoall, Ialltoall, or_in_place(c.in_place, s),
+                                    send_count, st.type, r, recv_count, rt.type, comm);
     });
     return;
   }
@@ -366,8 +381,8 @@ inline void run_allgather(Coll coll, const Case& c) {
     const Region send = c.in_place ? Region() : Region(uniform_blocks(st, 1, send_count), true, 1);
     const Region recv(uniform_blocks(rt, p, recv_count), c.in_place, 2);
     expect_same(c, send, recv, recv_count > 0 && p > 1, [&](const Api& api, void* s, void* r) {
-      return CALL_COLLECTIVE(api, Allgather, Iallgather, or_in_place(c.in_place, s), send_count,
-                             st.type, r, recv_count, rt.type, comm);
+      return CALL_SCALAR_COLLECTIVE(api, Allgather, Iallgather, or_in_place(c.in_place, s),
+                                    send_count, st.type, r, recv_count, rt.type, comm);
     });
     return;
   }
@@ -397,8 +412,8 @@ inline void run_gather(Coll coll, const Case& c) {
     const Region send = in_place ? Region() : Region(uniform_blocks(st, 1, send_count), true, 1);
     const Region recv = is_root ? Region(uniform_blocks(rt, p, recv_count), in_place, 2) : Region();
     expect_same(c, send, recv, is_root && recv_count > 0, [&](const Api& api, void* s, void* r) {
-      return CALL_COLLECTIVE(api, Gather, Igather, or_in_place(in_place, s), send_count, st.type, r,
-                             recv_count, rt.type, root, comm);
+      return CALL_SCALAR_COLLECTIVE(api, Gather, Igather, or_in_place(in_place, s), send_count,
+                                    st.type, r, recv_count, rt.type, root, comm);
     });
     return;
   }
@@ -429,8 +444,8 @@ inline void run_scatter(Coll coll, const Case& c) {
     const Region send = is_root ? Region(uniform_blocks(st, p, send_count), true, 1) : Region();
     const Region recv = in_place ? Region() : Region(uniform_blocks(rt, 1, recv_count), false, 2);
     expect_same(c, send, recv, !in_place && recv_count > 0, [&](const Api& api, void* s, void* r) {
-      return CALL_COLLECTIVE(api, Scatter, Iscatter, s, send_count, st.type,
-                             or_in_place(in_place, r), recv_count, rt.type, root, comm);
+      return CALL_SCALAR_COLLECTIVE(api, Scatter, Iscatter, s, send_count, st.type,
+                                    or_in_place(in_place, r), recv_count, rt.type, root, comm);
     });
     return;
   }
@@ -454,7 +469,7 @@ inline void run_bcast(const Case& c) {
   // The root's buffer is the input; the others' is where the data lands.
   const Region buffer(uniform_blocks(t, 1, count), is_root, 3);
   expect_same(c, Region(), buffer, !is_root && count > 0, [&](const Api& api, void*, void* b) {
-    return CALL_COLLECTIVE(api, Bcast, Ibcast, b, count, t.type, root, MPI_COMM_WORLD);
+    return CALL_SCALAR_COLLECTIVE(api, Bcast, Ibcast, b, count, t.type, root, MPI_COMM_WORLD);
   });
 }
 
@@ -470,14 +485,14 @@ inline void run_neighbourhood(Coll coll, Topology topology, const Case& c) {
     const int send_count = c.count(st, c.amount()), recv_count = c.count(rt, c.amount());
     const Region send(uniform_blocks(st, all_to_all ? out : 1, send_count), true, 1);
     const Region recv(uniform_blocks(rt, in, recv_count), false, 2);
-    expect_same(c, send, recv, real_source && recv_count > 0,
-                [&](const Api& api, void* s, void* r) {
-                  if (all_to_all)
-                    return CALL_COLLECTIVE(api, Neighbor_alltoall, Ineighbor_alltoall, s,
-                                           send_count, st.type, r, recv_count, rt.type, comm);
-                  return CALL_COLLECTIVE(api, Neighbor_allgather, Ineighbor_allgather, s,
-                                         send_count, st.type, r, recv_count, rt.type, comm);
-                });
+    expect_same(
+        c, send, recv, real_source && recv_count > 0, [&](const Api& api, void* s, void* r) {
+          if (all_to_all)
+            return CALL_SCALAR_COLLECTIVE(api, Neighbor_alltoall, Ineighbor_alltoall, s, send_count,
+                                          st.type, r, recv_count, rt.type, comm);
+          return CALL_SCALAR_COLLECTIVE(api, Neighbor_allgather, Ineighbor_allgather, s, send_count,
+                                        st.type, r, recv_count, rt.type, comm);
+        });
     return;
   }
   std::vector<int> recv_counts(in);
@@ -601,6 +616,9 @@ inline std::string kind_name(const ::testing::TestParamInfo<KindParam>& param_in
 }
 
 class ZeroCounts : public AllRanks<::testing::TestWithParam<KindParam>> {};
+
+// The collectives whose counts are scalars, in MPI-4's large-count forms (MPI_Alltoall_c, ...).
+class LargeCountForms : public AllRanks<::testing::TestWithParam<KindParam>> {};
 
 // Rank 0 uses a type Loom has no plan for (the host packs it), the others a basic type.
 class NoPlanOnOneRank : public AllRanks<::testing::TestWithParam<KindParam>> {};

@@ -61,12 +61,44 @@ TEST_P(NoPlanOnOneRank, SameBytesAsHost) {
   }
 }
 
+TEST_P(LargeCountForms, SameBytesAsHostAndThroughLoomAsTheClassicForms) {
+#if MPI_VERSION >= 4
+  const auto [kind, nonblocking] = GetParam();
+  const auto through_loom = [] {
+    const loom_stats s = stats_now();
+    return s.collective_packed + s.collective_host + s.collective_shared;
+  };
+  for (Mode mode : {Mode::Derived, Mode::MixedRanks}) {
+    uint64_t seen[2] = {0, 0};  // classic, large-count
+    for (const bool large_count : {false, true}) {
+      SCOPED_TRACE(large_count ? "large-count form" : "classic form");
+      Case c;
+      c.family = &families()[1];  // vector
+      c.mode = mode;
+      c.nonblocking = nonblocking;
+      c.large_count = large_count;
+      const uint64_t before = through_loom();
+      run(kCollectives[kind].coll, kCollectives[kind].topology, c);
+      seen[large_count] = through_loom() - before;
+    }
+    EXPECT_EQ(seen[1], seen[0]) << "calls Loom saw in the large-count and the classic form";
+    if (loom_is_active() && mode == Mode::Derived) {
+      EXPECT_GT(seen[0], 0u);
+    }
+  }
+#else
+  GTEST_SKIP() << "the host MPI is MPI-" << MPI_VERSION << "." << MPI_SUBVERSION
+               << ": no large-count functions to test";
+#endif
+}
+
 // Each family's file instantiates these for its own collectives: InPlace only where they
 // have in-place forms, none of them in collectives_loom_test.cpp.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Collectives);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(InPlace);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ZeroCounts);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NoPlanOnOneRank);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(LargeCountForms);
 
 class FailurePrinter : public ::testing::EmptyTestEventListener {
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
