@@ -112,10 +112,6 @@ struct Contents : TypeContents {
 
 NodeRef decode(MPI_Datatype t, int depth, bool covered);
 
-bool is_named(MPI_Datatype t) {
-  return type_combiner(t) == MPI_COMBINER_NAMED;
-}
-
 // `count` copies of `child`, each `stride` bytes apart (the MPI "blocklength" pattern).
 NodeRef run_of(int64_t count, MPI_Datatype child_type, const NodeRef& child) {
   return make_repeat(count, extent_of(child_type), child);

@@ -38,6 +38,10 @@ struct TypeContents {
 // The combiner of `type` (MPI_COMBINER_NAMED for a predefined one), from the envelope that
 // also describes large-count types; -1 when the host cannot say.
 int type_combiner(MPI_Datatype type);
+// Whether `type` is predefined (MPI_COMBINER_NAMED).
+inline bool is_named(MPI_Datatype type) {
+  return type_combiner(type) == MPI_COMBINER_NAMED;
+}
 
 // The (uncanonicalised) layout of one element of `type`, or nullopt with a reason when
 // Loom does not handle the type (it then goes to the host MPI). `mixed_basic_types`, if

@@ -321,10 +321,6 @@ std::shared_ptr<const TypePlan> TypeRegistry::plan_for(MPI_Datatype type) {
   return plan;
 }
 
-bool is_named(MPI_Datatype type) {
-  return type_combiner(type) == MPI_COMBINER_NAMED;
-}
-
 }  // namespace
 
 std::atomic<uint64_t> detail::registry_epoch{0};

@@ -9,10 +9,6 @@ char* at(const void* base, int64_t offset) {
                                  static_cast<uintptr_t>(offset));
 }
 
-bool is_named(MPI_Datatype type) {
-  return mpi::type_combiner(type) == MPI_COMBINER_NAMED;
-}
-
 bool route_of(MPI_Datatype type, TypeRoute* route) {
   if (type == MPI_DATATYPE_NULL) return false;
   route->type = type;

@@ -29,6 +29,7 @@
 #include "mpi/host.hpp"
 #include "mpi/requests.hpp"
 #include "mpi/topology.hpp"
+#include "mpi/type_decode.hpp"
 #include "mpi/type_registry.hpp"
 #include "runtime/counters.hpp"
 #include "transport/seamed_wire.hpp"
@@ -55,7 +56,7 @@ char* at(const void* base, int64_t offset);
 
 using base::fits_int;
 
-bool is_named(MPI_Datatype type);
+using mpi::is_named;
 
 // How elements of one datatype become bytes on this rank.
 struct TypeRoute {
