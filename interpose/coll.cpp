@@ -5,6 +5,7 @@
 #include "base/bytes.hpp"
 #include "mpi/host.hpp"
 #include "ops/codec_slot.hpp"
+#include "ops/large_count.hpp"
 
 // MPI_<Name>(PARAMS, MPI_Comm) and MPI_I<name>(PARAMS, MPI_Comm, MPI_Request*), forwarded to
 // loom::ops::<name> and loom::ops::i<name>.
@@ -79,9 +80,8 @@ LOOM_COLLECTIVE(Neighbor_allgatherv, neighbor_allgatherv, (LOOM_GATHERV_PARAMS),
 // clang-format on
 
 #if MPI_VERSION >= 4
-// MPI-4's large-count forms of the collectives whose counts are scalars: counts that fit an int
-// make the classic call, larger ones go to the host as written. The v and w forms (arrays of
-// MPI_Count and MPI_Aint) are not intercepted: the host serves them.
+// MPI-4's large-count forms: counts and displacements that fit an int make the classic call,
+// larger ones go to the host as written. First the collectives whose counts are scalars.
 #define LOOM_COLLECTIVE_C(Name, name, PARAMS, FITS, ARGS_C, ARGS)                            \
   extern "C" int MPI_##Name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
     if (!(FITS)) return PMPI_##Name##_c(LOOM_UNPAREN ARGS_C, comm);                          \
@@ -114,5 +114,94 @@ LOOM_COLLECTIVE_C(Neighbor_allgather, neighbor_allgather, (LOOM_UNIFORM_C_PARAMS
 LOOM_COLLECTIVE_C(Bcast, bcast, (void* buffer, MPI_Count count, MPI_Datatype datatype, int root),
                   loom::base::fits_int(count), (buffer, count, datatype, root),
                   (buffer, static_cast<int>(count), datatype, root))
+// clang-format on
+
+// The v and w forms, whose counts and displacements are arrays: the classic call on int copies
+// of them (ops/large_count.hpp), which a non-blocking call keeps until it completes. NARROW is
+// the copies' constructor arguments; ARGS, the classic call's, may name `narrowed`.
+#define LOOM_ARRAY_COLLECTIVE_C(Name, name, PARAMS, FITS, NARROW, ARGS_C, ARGS)              \
+  extern "C" int MPI_##Name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
+    if (FITS) {                                                                              \
+      const loom::ops::NarrowedArrays narrowed NARROW;                                       \
+      if (narrowed.ok()) return MPI_##Name(LOOM_UNPAREN ARGS, comm);                         \
+    }                                                                                        \
+    return PMPI_##Name##_c(LOOM_UNPAREN ARGS_C, comm);                                       \
+  }                                                                                          \
+  extern "C" int MPI_I##name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
+    if (FITS) {                                                                              \
+      loom::ops::NarrowedArrays narrowed NARROW;                                             \
+      if (narrowed.ok()) {                                                                   \
+        const int rc = MPI_I##name(LOOM_UNPAREN ARGS, comm, request);                        \
+        if (rc == MPI_SUCCESS) narrowed.keep_until_complete(*request);                       \
+        return rc;                                                                           \
+      }                                                                                      \
+    }                                                                                        \
+    return PMPI_I##name##_c(LOOM_UNPAREN ARGS_C, comm, request);                             \
+  }
+#define LOOM_V_C_PARAMS                                                        \
+  const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], \
+      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],      \
+      const MPI_Aint rdispls[], MPI_Datatype recvtype
+#define LOOM_W_C_PARAMS                                                            \
+  const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],     \
+      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], \
+      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[]
+#define LOOM_GATHERV_C_PARAMS                                                     \
+  const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, \
+      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype
+#define LOOM_SCATTERV_C_PARAMS                                                \
+  const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], \
+      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype
+#define LOOM_V_NARROWED_ARGS                                                  \
+  sendbuf, narrowed.send_counts(), narrowed.send_displs(), sendtype, recvbuf, \
+      narrowed.recv_counts(), narrowed.recv_displs(), recvtype
+#define LOOM_W_NARROWED_ARGS(sdispls, rdispls)                                                   \
+  sendbuf, narrowed.send_counts(), sdispls, sendtypes, recvbuf, narrowed.recv_counts(), rdispls, \
+      recvtypes
+#define LOOM_GATHERV_NARROWED_ARGS                                                 \
+  sendbuf, static_cast<int>(sendcount), sendtype, recvbuf, narrowed.recv_counts(), \
+      narrowed.recv_displs(), recvtype
+#define LOOM_SCATTERV_NARROWED_ARGS                                           \
+  sendbuf, narrowed.send_counts(), narrowed.send_displs(), sendtype, recvbuf, \
+      static_cast<int>(recvcount), recvtype
+
+// clang-format off
+LOOM_ARRAY_COLLECTIVE_C(Alltoallv, alltoallv, (LOOM_V_C_PARAMS), true,
+                        (loom::ops::all_to_all_lengths(comm, sendbuf), sendcounts, sdispls,
+                         recvcounts, rdispls),
+                        (LOOM_V_ARGS), (LOOM_V_NARROWED_ARGS))
+LOOM_ARRAY_COLLECTIVE_C(Alltoallw, alltoallw, (LOOM_W_C_PARAMS), true,
+                        (loom::ops::all_to_all_lengths(comm, sendbuf), sendcounts, sdispls,
+                         recvcounts, rdispls),
+                        (LOOM_W_ARGS),
+                        (LOOM_W_NARROWED_ARGS(narrowed.send_displs(), narrowed.recv_displs())))
+LOOM_ARRAY_COLLECTIVE_C(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_C_PARAMS), true,
+                        (loom::ops::neighbourhood_lengths(comm), sendcounts, sdispls, recvcounts,
+                         rdispls),
+                        (LOOM_V_ARGS), (LOOM_V_NARROWED_ARGS))
+LOOM_ARRAY_COLLECTIVE_C(Neighbor_alltoallw, neighbor_alltoallw, (LOOM_W_C_PARAMS), true,
+                        (loom::ops::neighbourhood_lengths(comm), sendcounts, nullptr, recvcounts,
+                         nullptr, true),
+                        (LOOM_W_ARGS), (LOOM_W_NARROWED_ARGS(sdispls, rdispls)))
+LOOM_ARRAY_COLLECTIVE_C(Allgatherv, allgatherv, (LOOM_GATHERV_C_PARAMS),
+                        loom::base::fits_int(sendcount),
+                        (loom::ops::all_gather_lengths(comm), nullptr, nullptr, recvcounts,
+                         displs),
+                        (LOOM_GATHERV_ARGS), (LOOM_GATHERV_NARROWED_ARGS))
+LOOM_ARRAY_COLLECTIVE_C(Neighbor_allgatherv, neighbor_allgatherv, (LOOM_GATHERV_C_PARAMS),
+                        loom::base::fits_int(sendcount),
+                        (loom::ops::neighbourhood_lengths(comm, false), nullptr, nullptr,
+                         recvcounts, displs),
+                        (LOOM_GATHERV_ARGS), (LOOM_GATHERV_NARROWED_ARGS))
+LOOM_ARRAY_COLLECTIVE_C(Gatherv, gatherv, (LOOM_GATHERV_C_PARAMS, int root),
+                        loom::base::fits_int(sendcount),
+                        (loom::ops::gather_lengths(comm, root), nullptr, nullptr, recvcounts,
+                         displs),
+                        (LOOM_GATHERV_ARGS, root), (LOOM_GATHERV_NARROWED_ARGS, root))
+LOOM_ARRAY_COLLECTIVE_C(Scatterv, scatterv, (LOOM_SCATTERV_C_PARAMS, int root),
+                        loom::base::fits_int(recvcount),
+                        (loom::ops::scatter_lengths(comm, root), sendcounts, displs, nullptr,
+                         nullptr),
+                        (LOOM_SCATTERV_ARGS, root), (LOOM_SCATTERV_NARROWED_ARGS, root))
 // clang-format on
 #endif

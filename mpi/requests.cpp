@@ -139,6 +139,17 @@ class RequestTable {
     if (it != live_.end()) it->second.active = true;
   }
 
+  // Wraps the active operation registered for `request` in `wrap(op)`; false when none is.
+  template <typename Wrap>
+  bool wrap_active(MPI_Request request, Wrap wrap) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = live_.find(request);
+    if (it == live_.end() || !it->second.active || !it->second.op || it->second.persistent)
+      return false;
+    it->second.op = wrap(std::move(it->second.op));
+    return true;
+  }
+
   bool contains(MPI_Request request) {
     std::lock_guard<std::mutex> lock(mutex_);
     return live_.count(request) != 0;
@@ -268,7 +279,29 @@ void merge_error(int op_rc, MPI_Status* status, int* rc) {
   *rc = MPI_ERR_IN_STATUS;
 }
 
+// An operation (or none) with something to keep alive until it completes.
+class Retaining final : public PendingOp {
+ public:
+  Retaining(std::unique_ptr<PendingOp> inner, std::shared_ptr<const void> payload)
+      : inner_(std::move(inner)), payload_(std::move(payload)) {}
+  int on_complete(MPI_Status* status) override {
+    return inner_ ? inner_->on_complete(status) : MPI_SUCCESS;
+  }
+
+ private:
+  std::unique_ptr<PendingOp> inner_;
+  std::shared_ptr<const void> payload_;
+};
+
 }  // namespace
+
+void keep_until_complete(MPI_Request request, std::shared_ptr<const void> payload) {
+  if (request == MPI_REQUEST_NULL) return;
+  const bool wrapped = table().wrap_active(request, [&](std::unique_ptr<PendingOp> op) {
+    return std::make_unique<Retaining>(std::move(op), payload);
+  });
+  if (!wrapped) table().add(request, std::make_unique<Retaining>(nullptr, std::move(payload)));
+}
 
 bool is_tracked(MPI_Request request) {
   return !table().empty() && table().contains(request);

@@ -30,6 +30,11 @@ class PendingOp {
 // Safe from any thread.
 void track_request(MPI_Request request, std::unique_ptr<PendingOp> op);
 
+// Keeps `payload` alive until `request` completes (or, freed while active, until Loom reaps it),
+// beside any operation already registered for it: arrays that a non-blocking call handed the
+// host by pointer, which the host may read until completion.
+void keep_until_complete(MPI_Request request, std::shared_ptr<const void> payload);
+
 // Whether Loom has an operation registered for `request`.
 bool is_tracked(MPI_Request request);
 

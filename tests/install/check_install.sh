@@ -172,11 +172,13 @@ for mpi in openmpi mpich; do
   cat "$stats"
   [[ "$output" == *"mpi4py_vector: OK"* ]] || fail "mpi4py_vector.py reported errors ($mpi)"
   [[ "$output" == *"$expected_library"* ]] || fail "mpi4py ran on another MPI than $mpi"
-  for pattern in "accelerated=[1-9]" "send packed=[1-9]" "recv unpacked=[1-9]"; do
+  for pattern in "accelerated=[1-9]" "send packed=[1-9]" "recv unpacked=[1-9]" \
+    "collectives: packed=[1-9]"; do
     ranks_seen=$(grep -c "$pattern" "$stats" || true)
     [[ $ranks_seen -ge 1 ]] || fail "LOOM_STATS shows no '$pattern' ($mpi)"
   done
-  echo "mpi4py ($mpi): views sent through Create_vector types arrived intact; Loom packed them"
+  echo "mpi4py ($mpi): views sent and all-to-all'd through Create_vector types arrived intact;" \
+    "Loom packed them"
 done
 
 echo

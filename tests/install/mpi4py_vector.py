@@ -3,7 +3,9 @@
 Run as `loomrun -n 2 python3 mpi4py_vector.py` with LOOM_STATS=1. Rank 0 sends strided
 views of a matrix (every other element of a row, a column) described by
 MPI.DOUBLE.Create_vector; rank 1 receives them into strided views of its own and checks
-every element. Prints "mpi4py_vector: OK" on rank 0 when both ranks agree.
+every element. Then each rank sends every rank a strided row through Comm.Alltoallv (which
+mpi4py 4 calls as MPI_Alltoallv_c on an MPI-4 host). Prints "mpi4py_vector: OK" on rank 0 when
+both ranks agree.
 """
 import sys
 
@@ -37,6 +39,20 @@ for r in range(rounds):
         if not np.array_equal(got[:, 7], expected[:, 5]) or np.count_nonzero(got != -1.0) != rows:
             failures += 1
 
+# Row j of each rank's matrix, every other element, goes to rank j: one element of a
+# strided-row type resized to a row's extent, at displacement j.
+row_type = row_stride.Create_resized(0, cols * 8).Commit()
+half = cols // 2
+for r in range(rounds // 4):
+    mine = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) + 1000.0 * (rank + r)
+    got = np.full(2 * half, -1.0)
+    comm.Alltoallv([mine, ([1, 1], [0, 1]), row_type], [got, ([half, half], [0, half]), MPI.DOUBLE])
+    for sender in range(2):
+        theirs = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) + 1000.0 * (sender + r)
+        if not np.array_equal(got[sender * half:(sender + 1) * half], theirs[rank, 0::2]):
+            failures += 1
+
+row_type.Free()
 row_stride.Free()
 column.Free()
 failures = comm.allreduce(failures)

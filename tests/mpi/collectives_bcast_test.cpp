@@ -15,6 +15,6 @@ const std::vector<int> kKinds = kinds_of({Coll::Bcast});
 INSTANTIATE_TEST_SUITE_P(Types, Collectives, types_cases(kKinds), types_name);
 INSTANTIATE_TEST_SUITE_P(All, ZeroCounts, kind_cases(kKinds), kind_name);
 INSTANTIATE_TEST_SUITE_P(All, NoPlanOnOneRank, kind_cases(kKinds), kind_name);
-INSTANTIATE_TEST_SUITE_P(All, LargeCountForms, kind_cases(kinds_of({Coll::Bcast})), kind_name);
+INSTANTIATE_TEST_SUITE_P(All, LargeCountForms, kind_cases(kKinds), kind_name);
 
 }  // namespace

@@ -21,7 +21,6 @@ INSTANTIATE_TEST_SUITE_P(Types, InPlace,
                          in_place_name);
 INSTANTIATE_TEST_SUITE_P(All, ZeroCounts, kind_cases(kKinds), kind_name);
 INSTANTIATE_TEST_SUITE_P(All, NoPlanOnOneRank, kind_cases(kKinds), kind_name);
-INSTANTIATE_TEST_SUITE_P(All, LargeCountForms,
-                         kind_cases(kinds_of({Coll::Allgather, Coll::Gather})), kind_name);
+INSTANTIATE_TEST_SUITE_P(All, LargeCountForms, kind_cases(kKinds), kind_name);
 
 }  // namespace

@@ -45,7 +45,7 @@ namespace loom::test::coll {
 struct Api {
   bool loom;
   bool nonblocking;
-  bool large_count = false;  // MPI-4's _c form (collectives whose counts are scalars)
+  bool large_count = false;  // MPI-4's _c form
 };
 
 inline int complete(const Api& api, int rc, MPI_Request* request) {
@@ -75,6 +75,23 @@ inline int complete(const Api& api, int rc, MPI_Request* request) {
 #define CALL_SCALAR_COLLECTIVE(api, Blocking, Nonblocking, ...) \
   CALL_COLLECTIVE(api, Blocking, Nonblocking, __VA_ARGS__)
 #endif
+
+// The same for a v or w collective, whose large-count form takes its arrays as MPI_Count and
+// MPI_Aint (`widened`): CLASSIC and LARGE are the two forms' parenthesised argument lists.
+#define COLL_UNPAREN(...) __VA_ARGS__
+#if MPI_VERSION >= 4
+#define CALL_ARRAY_COLLECTIVE(api, Blocking, Nonblocking, CLASSIC, LARGE)                      \
+  ((api).large_count ? CALL_COLLECTIVE(api, Blocking##_c, Nonblocking##_c, COLL_UNPAREN LARGE) \
+                     : CALL_COLLECTIVE(api, Blocking, Nonblocking, COLL_UNPAREN CLASSIC))
+#else
+#define CALL_ARRAY_COLLECTIVE(api, Blocking, Nonblocking, CLASSIC, LARGE) \
+  CALL_COLLECTIVE(api, Blocking, Nonblocking, COLL_UNPAREN CLASSIC)
+#endif
+
+template <typename Wide, typename Narrow>
+std::vector<Wide> widened(const std::vector<Narrow>& values) {
+  return std::vector<Wide>(values.begin(), values.end());
+}
 
 // ---------------------------------------------------------------------------------------------
 // Topologies for the neighbourhood collectives
@@ -345,9 +362,13 @@ inline void run_all_to_all(Coll coll, const Case& c) {
         c.in_place ? Region() : Region(varying_blocks(st, send_counts, sdispls), true, 1);
     const Region recv(varying_blocks(rt, recv_counts, rdispls), c.in_place, 2);
     expect_same(c, send, recv, data_due, [&](const Api& api, void* s, void* r) {
-      return CALL_COLLECTIVE(api, Alltoallv, Ialltoallv, or_in_place(c.in_place, s),
-                             send_counts.data(), sdispls.data(), st.type, r, recv_counts.data(),
-                             rdispls.data(), rt.type, comm);
+      return CALL_ARRAY_COLLECTIVE(
+          api, Alltoallv, Ialltoallv,
+          (or_in_place(c.in_place, s), send_counts.data(), sdispls.data(), st.type, r,
+           recv_counts.data(), rdispls.data(), rt.type, comm),
+          (or_in_place(c.in_place, s), widened<MPI_Count>(send_counts).data(),
+           widened<MPI_Aint>(sdispls).data(), st.type, r, widened<MPI_Count>(recv_counts).data(),
+           widened<MPI_Aint>(rdispls).data(), rt.type, comm));
     });
     return;
   }
@@ -366,9 +387,13 @@ inline void run_all_to_all(Coll coll, const Case& c) {
                              rdispls_int.data(), recv_handles.data(), r, recv_counts.data(),
                              rdispls_int.data(), recv_handles.data(), comm);
     }
-    return CALL_COLLECTIVE(api, Alltoallw, Ialltoallw, or_in_place(c.in_place, s),
-                           send_counts.data(), sdispls_int.data(), send_handles.data(), r,
-                           recv_counts.data(), rdispls_int.data(), recv_handles.data(), comm);
+    return CALL_ARRAY_COLLECTIVE(
+        api, Alltoallw, Ialltoallw,
+        (or_in_place(c.in_place, s), send_counts.data(), sdispls_int.data(), send_handles.data(), r,
+         recv_counts.data(), rdispls_int.data(), recv_handles.data(), comm),
+        (or_in_place(c.in_place, s), widened<MPI_Count>(send_counts).data(), sdispls.data(),
+         send_handles.data(), r, widened<MPI_Count>(recv_counts).data(), rdispls.data(),
+         recv_handles.data(), comm));
   });
 }
 
@@ -397,8 +422,12 @@ inline void run_allgather(Coll coll, const Case& c) {
   const Region send = c.in_place ? Region() : Region(uniform_blocks(st, 1, send_count), true, 1);
   const Region recv(varying_blocks(rt, recv_counts, displs), c.in_place, 2);
   expect_same(c, send, recv, data_due, [&](const Api& api, void* s, void* r) {
-    return CALL_COLLECTIVE(api, Allgatherv, Iallgatherv, or_in_place(c.in_place, s), send_count,
-                           st.type, r, recv_counts.data(), displs.data(), rt.type, comm);
+    return CALL_ARRAY_COLLECTIVE(
+        api, Allgatherv, Iallgatherv,
+        (or_in_place(c.in_place, s), send_count, st.type, r, recv_counts.data(), displs.data(),
+         rt.type, comm),
+        (or_in_place(c.in_place, s), send_count, st.type, r, widened<MPI_Count>(recv_counts).data(),
+         widened<MPI_Aint>(displs).data(), rt.type, comm));
   });
 }
 
@@ -429,8 +458,12 @@ inline void run_gather(Coll coll, const Case& c) {
   const Region recv =
       is_root ? Region(varying_blocks(rt, recv_counts, displs), in_place, 2) : Region();
   expect_same(c, send, recv, data_due, [&](const Api& api, void* s, void* r) {
-    return CALL_COLLECTIVE(api, Gatherv, Igatherv, or_in_place(in_place, s), send_count, st.type, r,
-                           recv_counts.data(), displs.data(), rt.type, root, comm);
+    return CALL_ARRAY_COLLECTIVE(
+        api, Gatherv, Igatherv,
+        (or_in_place(in_place, s), send_count, st.type, r, recv_counts.data(), displs.data(),
+         rt.type, root, comm),
+        (or_in_place(in_place, s), send_count, st.type, r, widened<MPI_Count>(recv_counts).data(),
+         widened<MPI_Aint>(displs).data(), rt.type, root, comm));
   });
 }
 
@@ -456,8 +489,12 @@ inline void run_scatter(Coll coll, const Case& c) {
   const Region send = is_root ? Region(varying_blocks(st, send_counts, displs), true, 1) : Region();
   const Region recv = in_place ? Region() : Region(uniform_blocks(rt, 1, recv_count), false, 2);
   expect_same(c, send, recv, !in_place && recv_count > 0, [&](const Api& api, void* s, void* r) {
-    return CALL_COLLECTIVE(api, Scatterv, Iscatterv, s, send_counts.data(), displs.data(), st.type,
-                           or_in_place(in_place, r), recv_count, rt.type, root, comm);
+    return CALL_ARRAY_COLLECTIVE(
+        api, Scatterv, Iscatterv,
+        (s, send_counts.data(), displs.data(), st.type, or_in_place(in_place, r), recv_count,
+         rt.type, root, comm),
+        (s, widened<MPI_Count>(send_counts).data(), widened<MPI_Aint>(displs).data(), st.type,
+         or_in_place(in_place, r), recv_count, rt.type, root, comm));
   });
 }
 
@@ -511,8 +548,11 @@ inline void run_neighbourhood(Coll coll, Topology topology, const Case& c) {
     const Region send(uniform_blocks(st, 1, send_count), true, 1);
     const Region recv(varying_blocks(rt, recv_counts, displs), false, 2);
     expect_same(c, send, recv, data_due, [&](const Api& api, void* s, void* r) {
-      return CALL_COLLECTIVE(api, Neighbor_allgatherv, Ineighbor_allgatherv, s, send_count, st.type,
-                             r, recv_counts.data(), displs.data(), rt.type, comm);
+      return CALL_ARRAY_COLLECTIVE(
+          api, Neighbor_allgatherv, Ineighbor_allgatherv,
+          (s, send_count, st.type, r, recv_counts.data(), displs.data(), rt.type, comm),
+          (s, send_count, st.type, r, widened<MPI_Count>(recv_counts).data(),
+           widened<MPI_Aint>(displs).data(), rt.type, comm));
     });
     return;
   }
@@ -527,9 +567,13 @@ inline void run_neighbourhood(Coll coll, Topology topology, const Case& c) {
     const Region send(varying_blocks(st, send_counts, sdispls), true, 1);
     const Region recv(varying_blocks(rt, recv_counts, rdispls), false, 2);
     expect_same(c, send, recv, data_due, [&](const Api& api, void* s, void* r) {
-      return CALL_COLLECTIVE(api, Neighbor_alltoallv, Ineighbor_alltoallv, s, send_counts.data(),
-                             sdispls.data(), st.type, r, recv_counts.data(), rdispls.data(),
-                             rt.type, comm);
+      return CALL_ARRAY_COLLECTIVE(
+          api, Neighbor_alltoallv, Ineighbor_alltoallv,
+          (s, send_counts.data(), sdispls.data(), st.type, r, recv_counts.data(), rdispls.data(),
+           rt.type, comm),
+          (s, widened<MPI_Count>(send_counts).data(), widened<MPI_Aint>(sdispls).data(), st.type, r,
+           widened<MPI_Count>(recv_counts).data(), widened<MPI_Aint>(rdispls).data(), rt.type,
+           comm));
     });
     return;
   }
@@ -540,9 +584,12 @@ inline void run_neighbourhood(Coll coll, Topology topology, const Case& c) {
   const Region send(typed_blocks(send_counts, sdispls, send_types), true, 1);
   const Region recv(typed_blocks(recv_counts, rdispls, recv_types), false, 2);
   expect_same(c, send, recv, data_due, [&](const Api& api, void* s, void* r) {
-    return CALL_COLLECTIVE(api, Neighbor_alltoallw, Ineighbor_alltoallw, s, send_counts.data(),
-                           sdispls.data(), send_handles.data(), r, recv_counts.data(),
-                           rdispls.data(), recv_handles.data(), comm);
+    return CALL_ARRAY_COLLECTIVE(
+        api, Neighbor_alltoallw, Ineighbor_alltoallw,
+        (s, send_counts.data(), sdispls.data(), send_handles.data(), r, recv_counts.data(),
+         rdispls.data(), recv_handles.data(), comm),
+        (s, widened<MPI_Count>(send_counts).data(), sdispls.data(), send_handles.data(), r,
+         widened<MPI_Count>(recv_counts).data(), rdispls.data(), recv_handles.data(), comm));
   });
 }
 
@@ -617,7 +664,7 @@ inline std::string kind_name(const ::testing::TestParamInfo<KindParam>& param_in
 
 class ZeroCounts : public AllRanks<::testing::TestWithParam<KindParam>> {};
 
-// The collectives whose counts are scalars, in MPI-4's large-count forms (MPI_Alltoall_c, ...).
+// Every collective in MPI-4's large-count form (MPI_Alltoall_c, MPI_Alltoallv_c, ...).
 class LargeCountForms : public AllRanks<::testing::TestWithParam<KindParam>> {};
 
 // Rank 0 uses a type Loom has no plan for (the host packs it), the others a basic type.

@@ -1,0 +1,100 @@
+#include "ops/large_count.hpp"
+
+#include <memory>
+#include <utility>
+
+#include "base/bytes.hpp"
+#include "mpi/requests.hpp"
+#include "mpi/topology.hpp"
+
+namespace loom::ops {
+namespace {
+
+// The size of an intra-communicator, and this rank in it.
+bool intra_size(MPI_Comm comm, int* size, int* rank) {
+  int inter = 0;
+  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+    return false;
+  return PMPI_Comm_size(comm, size) == MPI_SUCCESS && PMPI_Comm_rank(comm, rank) == MPI_SUCCESS;
+}
+
+ArrayLengths rooted_lengths(MPI_Comm comm, int root, bool gather) {
+  int size = 0, rank = 0;
+  if (!intra_size(comm, &size, &rank) || root < 0 || root >= size) return {};
+  const int at_root = rank == root ? size : 0;
+  return gather ? ArrayLengths{true, 0, at_root} : ArrayLengths{true, at_root, 0};
+}
+
+}  // namespace
+
+ArrayLengths all_to_all_lengths(MPI_Comm comm, const void* sendbuf) {
+  int size = 0, rank = 0;
+  if (!intra_size(comm, &size, &rank)) return {};
+  return {true, sendbuf == MPI_IN_PLACE ? 0 : size, size};
+}
+
+ArrayLengths neighbourhood_lengths(MPI_Comm comm, bool send_arrays) {
+  ArrayLengths lengths;
+  lengths.known = mpi::topology_degrees(comm, &lengths.recv, &lengths.send);
+  if (!send_arrays) lengths.send = 0;
+  return lengths;
+}
+
+ArrayLengths all_gather_lengths(MPI_Comm comm) {
+  int size = 0, rank = 0;
+  if (!intra_size(comm, &size, &rank)) return {};
+  return {true, 0, size};
+}
+
+ArrayLengths gather_lengths(MPI_Comm comm, int root) {
+  return rooted_lengths(comm, root, true);
+}
+
+ArrayLengths scatter_lengths(MPI_Comm comm, int root) {
+  return rooted_lengths(comm, root, false);
+}
+
+NarrowedArrays::NarrowedArrays(ArrayLengths lengths, const MPI_Count* send_counts,
+                               const MPI_Aint* send_displs, const MPI_Count* recv_counts,
+                               const MPI_Aint* recv_displs, bool keep_displs)
+    : ok_(lengths.known) {
+  if (!ok_) return;
+  narrow(0, send_counts, lengths.send);
+  narrow(2, recv_counts, lengths.recv);
+  if (keep_displs) return;
+  narrow(1, send_displs, lengths.send);
+  narrow(3, recv_displs, lengths.recv);
+}
+
+template <typename T>
+void NarrowedArrays::narrow(size_t slot, const T* values, int n) {
+  if (!values || n <= 0) {
+    // An array the call reads must be there (the host reports a null one); a zero-length one
+    // stays as given, so that an empty neighbourhood passes what the user passed.
+    if (!values && n > 0) ok_ = false;
+    static const int kNoEntries = 0;
+    if (values) pointers_[slot] = &kNoEntries;
+    return;
+  }
+  std::vector<int>& copy = copies_[slot];
+  copy.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (!base::fits_int(values[i])) {
+      ok_ = false;
+      return;
+    }
+    copy[static_cast<size_t>(i)] = static_cast<int>(values[i]);
+  }
+  pointers_[slot] = copy.data();
+}
+
+void NarrowedArrays::keep_until_complete(MPI_Request request) {
+  bool any = false;
+  for (const std::vector<int>& copy : copies_) any = any || !copy.empty();
+  if (!any) return;
+  // Moving the vectors keeps their storage, where the pointers handed to the call point.
+  mpi::keep_until_complete(request,
+                           std::make_shared<std::array<std::vector<int>, 4>>(std::move(copies_)));
+}
+
+}  // namespace loom::ops

@@ -1,0 +1,63 @@
+// MPI-4's large-count collectives whose counts and displacements are arrays (MPI_Alltoallv_c,
+// MPI_Gatherv_c, ...): when every entry the call reads fits an int, interpose/coll.cpp makes the
+// classic call on int copies of the arrays; otherwise the host runs the call as written.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace loom::ops {
+
+// How many entries a collective reads from its send and its receive arrays on this rank (0 for
+// arrays it ignores there). `known` is false where Loom leaves the call to the host: a null or
+// inter-communicator, a neighbourhood call without a topology, a root out of range.
+struct ArrayLengths {
+  bool known = false;
+  int send = 0;
+  int recv = 0;
+};
+
+// All-to-all (v, w): the communicator's size on both sides; no send arrays when in place.
+ArrayLengths all_to_all_lengths(MPI_Comm comm, const void* sendbuf);
+// Neighbourhood: out-degree on the send side (v, w; none for allgatherv), in-degree on the
+// receive side.
+ArrayLengths neighbourhood_lengths(MPI_Comm comm, bool send_arrays = true);
+// Allgatherv: the communicator's size on the receive side.
+ArrayLengths all_gather_lengths(MPI_Comm comm);
+// Gatherv (receive arrays at the root) and Scatterv (send arrays at the root).
+ArrayLengths gather_lengths(MPI_Comm comm, int root);
+ArrayLengths scatter_lengths(MPI_Comm comm, int root);
+
+// Int copies of a large-count call's count and displacement arrays. A null source array stays
+// null, and so does any array the call ignores on this rank. ok() is false when an entry does
+// not fit an int, an array the call reads is null, or the lengths are not known.
+class NarrowedArrays {
+ public:
+  // `keep_displs`: the classic call takes MPI_Aint displacements too (MPI_Neighbor_alltoallw),
+  // so only the counts are copied and the displacement arguments are ignored.
+  NarrowedArrays(ArrayLengths lengths, const MPI_Count* send_counts, const MPI_Aint* send_displs,
+                 const MPI_Count* recv_counts, const MPI_Aint* recv_displs,
+                 bool keep_displs = false);
+
+  bool ok() const { return ok_; }
+  const int* send_counts() const { return pointers_[0]; }
+  const int* send_displs() const { return pointers_[1]; }
+  const int* recv_counts() const { return pointers_[2]; }
+  const int* recv_displs() const { return pointers_[3]; }
+
+  // A non-blocking call made on these copies may read them until it completes.
+  void keep_until_complete(MPI_Request request);
+
+ private:
+  template <typename T>
+  void narrow(size_t slot, const T* values, int n);
+
+  bool ok_ = true;
+  std::array<std::vector<int>, 4> copies_;
+  std::array<const int*, 4> pointers_{};
+};
+
+}  // namespace loom::ops
