@@ -98,8 +98,9 @@ extern "C" int MPI_Cancel(MPI_Request* request) {
 }
 
 #if MPI_VERSION >= 4
-// MPI-4's large-count forms (MPICH 4 has them; mpi4py 4 calls nothing else): a count that fits
-// an int makes the classic call, anything larger goes to the host as written.
+// MPI-4's non-blocking send-receive, and the large-count forms (MPICH 4 has them; mpi4py 4
+// calls nothing else): a count that fits an int makes the classic call, anything larger goes
+// to the host as written.
 using loom::base::fits_int;
 
 #define LOOM_SEND_C_PARAMS \
@@ -162,6 +163,36 @@ extern "C" int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype t
                               comm, status);
 }
 
+extern "C" int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                             int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                             int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return loom::ops::isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                              recvtype, source, recvtag, comm, request);
+}
+extern "C" int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
+                                     int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return loom::ops::isendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
+                                      request);
+}
+extern "C" int MPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               int dest, int sendtag, void* recvbuf, MPI_Count recvcount,
+                               MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                               MPI_Request* request) {
+  if (!fits_int(sendcount) || !fits_int(recvcount))
+    return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                            recvtype, source, recvtag, comm, request);
+  return MPI_Isendrecv(sendbuf, static_cast<int>(sendcount), sendtype, dest, sendtag, recvbuf,
+                       static_cast<int>(recvcount), recvtype, source, recvtag, comm, request);
+}
+extern "C" int MPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype type, int dest,
+                                       int sendtag, int source, int recvtag, MPI_Comm comm,
+                                       MPI_Request* request) {
+  if (!fits_int(count))
+    return PMPI_Isendrecv_replace_c(buf, count, type, dest, sendtag, source, recvtag, comm,
+                                    request);
+  return MPI_Isendrecv_replace(buf, static_cast<int>(count), type, dest, sendtag, source, recvtag,
+                               comm, request);
+}
 extern "C" int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
                            MPI_Status* status) {
   if (!fits_int(count)) return PMPI_Mrecv_c(buf, count, type, message, status);

@@ -22,7 +22,12 @@
   X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Iallgather) X(Iallgatherv)                     \
   X(Igather) X(Igatherv) X(Iscatter) X(Iscatterv) X(Ibcast)                                 \
   X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw)                       \
-  X(Ineighbor_allgather) X(Ineighbor_allgatherv)
+  X(Ineighbor_allgather) X(Ineighbor_allgatherv) LOOM_HOST_FUNCTIONS_MPI4(X)
+#if MPI_VERSION >= 4
+#define LOOM_HOST_FUNCTIONS_MPI4(X) X(Isendrecv) X(Isendrecv_replace)
+#else
+#define LOOM_HOST_FUNCTIONS_MPI4(X)
+#endif
 // clang-format on
 
 namespace loom::mpi {

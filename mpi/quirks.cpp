@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -31,6 +32,17 @@ bool host_sends_contiguous_by_single_copy() {
   // The UCX pml has its own shared-memory protocols.
   const char* pml = std::getenv("OMPI_MCA_pml");
   return !(pml && std::string(pml).find("ucx") != std::string::npos && pml[0] != '^');
+}
+
+bool host_isendrecv_releases_derived_types() {
+  static const bool affected = [] {
+    if (!host_is_mpich()) return false;
+    // "MPICH 4.0.2"; an MPICH derivative that names itself otherwise counts as affected.
+    int major = 0, minor = 0;
+    if (std::sscanf(host_mpi_version().c_str(), "MPICH %d.%d", &major, &minor) != 2) return true;
+    return major < 4 || (major == 4 && minor < 3);
+  }();
+  return affected;
 }
 
 model::BuiltInRule builtin_rule_for_host() {

@@ -31,6 +31,10 @@ int host_typed_warmup_messages();
 // Whether the host receives a contiguous message of over ~8 KiB into a datatype with more than
 // one basic type. MPICH 4.0 cannot, so Loom does not send such types packed there.
 bool host_receives_packed_into_mixed_types();
+// Whether the host's MPI_Isendrecv and MPI_Isendrecv_replace release the send side's derived
+// datatype once too often, freeing it when the request completes (its next use crashes): MPICH
+// before 4.3 (pmodels/mpich#7098, fixed by #7106; measured on 4.0.2, docs/p2p.md).
+bool host_isendrecv_releases_derived_types();
 
 // Whether the host reports a too small buffer in MPI_Pack / MPI_Unpack as an error, leaving the
 // buffer and *position alone (MPICH 4.0 instead packs past `outsize`, and unpacks a short input

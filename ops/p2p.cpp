@@ -16,6 +16,7 @@
 #include "mpi/locality.hpp"
 #include "mpi/quirks.hpp"
 #include "mpi/requests.hpp"
+#include "mpi/type_decode.hpp"
 #include "mpi/type_registry.hpp"
 #include "ops/method.hpp"
 #include "ops/p2p.hpp"
@@ -210,17 +211,21 @@ Outgoing stage_send(const Route& r, const void* buf, int elements, MPI_Datatype 
 
 class StagedRecv final : public PendingOp {
  public:
+  // `whole_bytes` >= 0: the host's status does not say how many bytes arrived, and the staging
+  // buffer held the user's own data packed before: unpack all of it.
   StagedRecv(std::shared_ptr<const TypePlan> type, void* buf, int count, StagingBuffer staging,
-             bool persistent, bool device)
+             bool persistent, bool device, int64_t whole_bytes = -1)
       : type_(std::move(type)),
         buf_(buf),
         count_(count),
         staging_(std::move(staging)),
         persistent_(persistent),
-        device_(device) {}
+        device_(device),
+        whole_bytes_(whole_bytes) {}
   int on_complete(MPI_Status* status) override {
-    unpack_received(*type_, staging_.data(), received_bytes(*status, status->MPI_ERROR), buf_,
-                    count_, true, device_);
+    const int64_t received =
+        whole_bytes_ >= 0 ? whole_bytes_ : received_bytes(*status, status->MPI_ERROR);
+    unpack_received(*type_, staging_.data(), received, buf_, count_, true, device_);
     return MPI_SUCCESS;
   }
   bool persistent() const override { return persistent_; }
@@ -232,6 +237,7 @@ class StagedRecv final : public PendingOp {
   StagingBuffer staging_;
   bool persistent_;
   bool device_;  // buf_ is device memory
+  int64_t whole_bytes_;
 };
 
 // Persistent send: every MPI_Start packs the user's current data.
@@ -569,6 +575,69 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
                   r.device);
   return rc;
 }
+
+#if MPI_VERSION >= 4
+namespace {
+
+// MPICH before 4.3 releases the send side's datatype once more than it took in
+// MPI_Isendrecv(_replace) (pmodels/mpich#7098): a derived type is freed when the request
+// completes, under its owner, and its next use crashes. There the host gets a duplicate of its
+// own to free; a named type it cannot free.
+MPI_Datatype isendrecv_send_type(MPI_Datatype type) {
+  if (!host_isendrecv_releases_derived_types() || type == MPI_DATATYPE_NULL || is_named(type))
+    return type;
+  MPI_Datatype duplicate = MPI_DATATYPE_NULL;
+  return PMPI_Type_dup(type, &duplicate) == MPI_SUCCESS ? duplicate : type;
+}
+
+}  // namespace
+
+// MPI-4's non-blocking send-receive runs on the host as written: one request covers both sides,
+// and MPICH 4.0's status for it says nothing of what arrived (count 0, tag 0), which Loom's
+// unpacking would need. Messages to oneself therefore go to the host too (the self channel is
+// demoted, as for MPI_Sendrecv_replace).
+int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+              void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+              MPI_Comm comm, MPI_Request* request) {
+  if (SelfChannel* self = transport::self_for_send(comm, dest, sendbuf)) self->demote();
+  if (SelfChannel* self = transport::self_for_receive(comm, source)) self->demote();
+  return host().Isendrecv(sendbuf, sendcount, isendrecv_send_type(sendtype), dest, sendtag, recvbuf,
+                          recvcount, recvtype, source, recvtag, comm, request);
+}
+
+// The same MPICH moves a non-contiguous type's bytes to the wrong places in
+// MPI_Isendrecv_replace, so there Loom packs every such type it has a plan for, whatever the
+// model says, and unpacks all of the staging buffer afterwards: bytes that did not arrive are
+// the user's own, put back.
+int isendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                      int recvtag, MPI_Comm comm, MPI_Request* request) {
+  if (SelfChannel* self = transport::self_for_send(comm, dest, buf)) self->demote();
+  if (SelfChannel* self = transport::self_for_receive(comm, source)) self->demote();
+  const TypePlan* plan = host_isendrecv_releases_derived_types() && count > 0 && buf && request &&
+                                 dest != MPI_PROC_NULL && source != MPI_PROC_NULL &&
+                                 !device_memory(buf)
+                             ? find_plan(type)
+                             : nullptr;
+  const int64_t bytes = plan ? static_cast<int64_t>(count) * plan->plan.size() : 0;
+  std::shared_ptr<const TypePlan> shared =
+      plan && !plan->plan.dense() && bytes <= INT_MAX ? share_plan(type) : nullptr;
+  if (!shared)
+    return host().Isendrecv_replace(buf, count, isendrecv_send_type(type), dest, sendtag, source,
+                                    recvtag, comm, request);
+  Route r;
+  r.plan = plan;
+  r.bytes = bytes;
+  StagingBuffer staging = pack_to_staging(r, buf, count);
+  const PackedWire wire(bytes);
+  const int rc =
+      host().Isendrecv_replace(staging.data(), wire.count(), isendrecv_send_type(wire.type()), dest,
+                               sendtag, source, recvtag, comm, request);
+  if (rc == MPI_SUCCESS)
+    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
+                                                         std::move(staging), false, false, bytes));
+  return rc;
+}
+#endif
 
 // Matched receives: the sender is known only from the message, so the model is asked
 // for the worst locality in the job.

@@ -55,6 +55,13 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
              MPI_Comm comm, MPI_Status* status);
 int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                      int recvtag, MPI_Comm comm, MPI_Status* status);
+#if MPI_VERSION >= 4
+int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+              void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+              MPI_Comm comm, MPI_Request* request);
+int isendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                      int recvtag, MPI_Comm comm, MPI_Request* request);
+#endif
 int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
 int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request);
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
