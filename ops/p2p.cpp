@@ -582,9 +582,10 @@ namespace {
 // MPICH before 4.3 releases the send side's datatype once more than it took in
 // MPI_Isendrecv(_replace) (pmodels/mpich#7098): a derived type is freed when the request
 // completes, under its owner, and its next use crashes. There the host gets a duplicate of its
-// own to free; a named type it cannot free.
+// own to free; a named type it cannot free. (LOOM_DISABLE=1 leaves the host's bugs as they are.)
 MPI_Datatype isendrecv_send_type(MPI_Datatype type) {
-  if (!host_isendrecv_releases_derived_types() || type == MPI_DATATYPE_NULL || is_named(type))
+  if (config().disabled || !host_isendrecv_releases_derived_types() || type == MPI_DATATYPE_NULL ||
+      is_named(type))
     return type;
   MPI_Datatype duplicate = MPI_DATATYPE_NULL;
   return PMPI_Type_dup(type, &duplicate) == MPI_SUCCESS ? duplicate : type;
@@ -613,9 +614,9 @@ int isendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sen
                       int recvtag, MPI_Comm comm, MPI_Request* request) {
   if (SelfChannel* self = transport::self_for_send(comm, dest, buf)) self->demote();
   if (SelfChannel* self = transport::self_for_receive(comm, source)) self->demote();
-  const TypePlan* plan = host_isendrecv_releases_derived_types() && count > 0 && buf && request &&
-                                 dest != MPI_PROC_NULL && source != MPI_PROC_NULL &&
-                                 !device_memory(buf)
+  const TypePlan* plan = !config().disabled && host_isendrecv_releases_derived_types() &&
+                                 count > 0 && buf && request && dest != MPI_PROC_NULL &&
+                                 source != MPI_PROC_NULL && !device_memory(buf)
                              ? find_plan(type)
                              : nullptr;
   const int64_t bytes = plan ? static_cast<int64_t>(count) * plan->plan.size() : 0;

@@ -73,52 +73,61 @@ TEST_F(Sendrecv, RingWithDerivedBasicAndWildcardReceives) {
 }
 
 #if MPI_VERSION >= 4
-// The host's reference for MPI_Isendrecv(_replace): where the host frees the send side's type in
-// it (host_quirks.hpp), it is given a duplicate, as Loom gives it, so that the type survives.
-MPI_Datatype host_send_type(const Record& rec, MPI_Datatype type) {
-  int integers = 0, addresses = 0, types = 0, combiner = MPI_COMBINER_NAMED;
-  PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
-  if (&rec.api == &kLoom || !kHostIsendrecvReleasesDerivedTypes || combiner == MPI_COMBINER_NAMED)
-    return type;
-  MPI_Datatype duplicate;
-  PMPI_Type_dup(type, &duplicate);
-  return duplicate;
+// The host's reference for MPI_Isendrecv(_replace) where its own call is broken
+// (host_quirks.hpp: it frees the send type, misplaces the replace form's bytes, and crashed in
+// the replace form's rendezvous under ASan): the same exchange made of MPI_Irecv and MPI_Isend.
+int host_isendrecv_by_parts(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                            int tag, MPI_Status* status) {
+  MPI_Request requests[2];
+  MPI_Status statuses[2];
+  int rc = PMPI_Irecv(recvbuf, count, type, left(), tag, MPI_COMM_WORLD, &requests[0]);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = PMPI_Isend(sendbuf, count, type, right(), tag, MPI_COMM_WORLD, &requests[1]);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = PMPI_Waitall(2, requests, statuses);
+  *status = statuses[0];
+  return rc;
 }
 
 // One MPI_Isendrecv (or its large-count form) around the ring, completed by MPI_Wait.
 int isendrecv_ring(const Record& rec, bool large_count, const void* sendbuf, void* recvbuf,
                    int count, MPI_Datatype type, int tag, MPI_Status* status) {
   const bool loom = &rec.api == &kLoom;
-  const MPI_Datatype send_type = host_send_type(rec, type);
+  if (!loom && kHostIsendrecvReleasesDerivedTypes)
+    return host_isendrecv_by_parts(sendbuf, recvbuf, count, type, tag, status);
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = large_count ? (loom ? MPI_Isendrecv_c : PMPI_Isendrecv_c)(
-                                   sendbuf, count, send_type, right(), tag, recvbuf, count, type,
-                                   left(), tag, MPI_COMM_WORLD, &request)
+                                   sendbuf, count, type, right(), tag, recvbuf, count, type, left(),
+                                   tag, MPI_COMM_WORLD, &request)
                              : (loom ? MPI_Isendrecv : PMPI_Isendrecv)(
-                                   sendbuf, count, send_type, right(), tag, recvbuf, count, type,
-                                   left(), tag, MPI_COMM_WORLD, &request);
+                                   sendbuf, count, type, right(), tag, recvbuf, count, type, left(),
+                                   tag, MPI_COMM_WORLD, &request);
   return rc == MPI_SUCCESS ? rec.api.Wait(&request, status) : rc;
 }
 
-// One MPI_Isendrecv_replace (or its large-count form) of `buffer` around the ring.
-int isendrecv_replace_ring(const Record& rec, bool large_count, void* buffer, int count,
-                           MPI_Datatype type, int tag, MPI_Status* status) {
+// One MPI_Isendrecv_replace (or its large-count form) of `buffer` around the ring; `copy` holds
+// the same data, for the host's reference by parts.
+int isendrecv_replace_ring(const Record& rec, bool large_count, void* buffer, const void* copy,
+                           int count, MPI_Datatype type, int tag, MPI_Status* status) {
   const bool loom = &rec.api == &kLoom;
-  const MPI_Datatype send_type = host_send_type(rec, type);
+  if (!loom && kHostIsendrecvReleasesDerivedTypes)
+    return host_isendrecv_by_parts(copy, buffer, count, type, tag, status);
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc =
-      large_count
-          ? (loom ? MPI_Isendrecv_replace_c : PMPI_Isendrecv_replace_c)(
-                buffer, count, send_type, right(), tag, left(), tag, MPI_COMM_WORLD, &request)
-          : (loom ? MPI_Isendrecv_replace : PMPI_Isendrecv_replace)(
-                buffer, count, send_type, right(), tag, left(), tag, MPI_COMM_WORLD, &request);
+      large_count ? (loom ? MPI_Isendrecv_replace_c : PMPI_Isendrecv_replace_c)(
+                        buffer, count, type, right(), tag, left(), tag, MPI_COMM_WORLD, &request)
+                  : (loom ? MPI_Isendrecv_replace : PMPI_Isendrecv_replace)(
+                        buffer, count, type, right(), tag, left(), tag, MPI_COMM_WORLD, &request);
   return rc == MPI_SUCCESS ? rec.api.Wait(&request, status) : rc;
 }
 
 // MPI-4's Isendrecv and Isendrecv_replace (and their large-count forms): the host's bytes and
-// statuses (Loom leaves these calls to the host, except MPICH 4.0's broken Isendrecv_replace of
-// a derived type), and the user's type intact after each call.
+// statuses, and the user's type intact after each call. Loom leaves these calls to the host,
+// except where the host's own are broken (ops/p2p.cpp); there the reference is made by parts.
 TEST_F(Sendrecv, NonblockingFormsKeepTheUsersType) {
+  if (kHostIsendrecvReleasesDerivedTypes && !loom_is_active())
+    GTEST_SKIP() << "Loom is disabled, and this host's own MPI_Isendrecv of a derived type "
+                    "frees the type (pmodels/mpich#7098)";
   for (const TypeCase& tc : g_types) {
     expect_same_as_host([&](Record& rec) {
       const auto type_intact = [&](const std::string& label) {
@@ -150,19 +159,12 @@ TEST_F(Sendrecv, NonblockingFormsKeepTheUsersType) {
           both.fill(salt_of(g_rank, count, 6));
           const Buffer before = both;
           MPI_Status status = fresh_status();
-          rec.code(label, isendrecv_replace_ring(rec, large_count, both.data(), count, tc.type, 7,
-                                                 &status));
-          if (!kHostIsendrecvReleasesDerivedTypes) {
-            rec.status(label, status, tc.type);
-            rec.buffer(label, both);
-            expect_delivered_into(rec, label, both, before, tc.type, from_left);
-          } else if (&rec.api == &kLoom && loom_is_active()) {
-            // MPICH 4.0's own call moves the bytes to the wrong places, differently each run:
-            // Loom packs instead (ops/p2p.cpp), so its bytes are checked against what was sent.
-            Buffer expected = before;
-            if (count > 0) unpack_by_host(from_left, expected.data(), count, tc.type);
-            EXPECT_EQ(both.bytes(), expected.bytes()) << label << " on rank " << g_rank;
-          }
+          rec.code(label, isendrecv_replace_ring(rec, large_count, both.data(), before.data(),
+                                                 count, tc.type, 7, &status));
+          // MPICH 4.0's status of this call holds leftovers (an internal tag, no count).
+          if (!kHostIsendrecvReleasesDerivedTypes) rec.status(label, status, tc.type);
+          rec.buffer(label, both);
+          expect_delivered_into(rec, label, both, before, tc.type, from_left);
           type_intact(label);
         }
       }
