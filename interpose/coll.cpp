@@ -8,17 +8,29 @@
 #include "ops/large_count.hpp"
 
 // MPI_<Name>(PARAMS, MPI_Comm) and MPI_I<name>(PARAMS, MPI_Comm, MPI_Request*), forwarded to
-// loom::ops::<name> and loom::ops::i<name>.
+// loom::ops::<name> and loom::ops::i<name>, and the persistent form where the host has one.
 // PARAMS and ARGS are parenthesised lists. LOOM_PASSING_COLLECTIVE first asks PASSES, an
 // inline test of the common case that the host serves as written (ops/coll.hpp).
 #define LOOM_UNPAREN(...) __VA_ARGS__
+// MPI_<Name>_init(PARAMS, MPI_Comm, MPI_Info, MPI_Request*), the persistent form (Open MPI's
+// MPIX_<Name>_init before MPI-4), forwarded to loom::ops::i<name> as a persistent call.
+#ifdef LOOM_PERSISTENT_COLLECTIVES
+#define LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS)                                     \
+  extern "C" int LOOM_PERSISTENT(Name##_init)(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Info info, \
+                                              MPI_Request * request) {                           \
+    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request, true, info});   \
+  }
+#else
+#define LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS)
+#endif
 #define LOOM_COLLECTIVE(Name, name, PARAMS, ARGS)                                        \
   extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
     return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                     \
   }                                                                                      \
   extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
-    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, request);                         \
-  }
+    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});       \
+  }                                                                                      \
+  LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS)
 #define LOOM_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, PASSES)                        \
   extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
     if (PASSES) return loom::mpi::host().Name(LOOM_UNPAREN ARGS, comm);                  \
@@ -26,8 +38,9 @@
   }                                                                                      \
   extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
     if (PASSES) return loom::mpi::host().I##name(LOOM_UNPAREN ARGS, comm, request);      \
-    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, request);                         \
-  }
+    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});       \
+  }                                                                                      \
+  LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS)
 // Both sides plain; all-to-alls also without any codec requested (docs/compress.md).
 #define LOOM_PLAIN_SIDES loom::ops::collective_passes_through(sendbuf, sendtype, recvbuf, recvtype)
 #define LOOM_PLAIN_ALLTOALL (!loom::ops::compression_requested() && LOOM_PLAIN_SIDES)
@@ -80,8 +93,9 @@ LOOM_COLLECTIVE(Neighbor_allgatherv, neighbor_allgatherv, (LOOM_GATHERV_PARAMS),
 // clang-format on
 
 #if MPI_VERSION >= 4
-// MPI-4's large-count forms: counts and displacements that fit an int make the classic call,
-// larger ones go to the host as written. First the collectives whose counts are scalars.
+// MPI-4's large-count forms (blocking, non-blocking, persistent): counts and displacements that
+// fit an int make the classic call, larger ones go to the host as written. First the collectives
+// whose counts are scalars.
 #define LOOM_COLLECTIVE_C(Name, name, PARAMS, FITS, ARGS_C, ARGS)                            \
   extern "C" int MPI_##Name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
     if (!(FITS)) return PMPI_##Name##_c(LOOM_UNPAREN ARGS_C, comm);                          \
@@ -90,6 +104,11 @@ LOOM_COLLECTIVE(Neighbor_allgatherv, neighbor_allgatherv, (LOOM_GATHERV_PARAMS),
   extern "C" int MPI_I##name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
     if (!(FITS)) return PMPI_I##name##_c(LOOM_UNPAREN ARGS_C, comm, request);                \
     return MPI_I##name(LOOM_UNPAREN ARGS, comm, request);                                    \
+  }                                                                                          \
+  extern "C" int MPI_##Name##_init_c(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Info info,      \
+                                     MPI_Request* request) {                                 \
+    if (!(FITS)) return PMPI_##Name##_init_c(LOOM_UNPAREN ARGS_C, comm, info, request);      \
+    return MPI_##Name##_init(LOOM_UNPAREN ARGS, comm, info, request);                        \
   }
 #define LOOM_UNIFORM_C_PARAMS                                                     \
   const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, \
@@ -117,7 +136,8 @@ LOOM_COLLECTIVE_C(Bcast, bcast, (void* buffer, MPI_Count count, MPI_Datatype dat
 // clang-format on
 
 // The v and w forms, whose counts and displacements are arrays: the classic call on int copies
-// of them (ops/large_count.hpp), which a non-blocking call keeps until it completes. NARROW is
+// of them (ops/large_count.hpp), which a non-blocking call keeps until it completes and a
+// persistent one until it is freed. NARROW is
 // the copies' constructor arguments; ARGS, the classic call's, may name `narrowed`.
 #define LOOM_ARRAY_COLLECTIVE_C(Name, name, PARAMS, FITS, NARROW, ARGS_C, ARGS)              \
   extern "C" int MPI_##Name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
@@ -137,6 +157,18 @@ LOOM_COLLECTIVE_C(Bcast, bcast, (void* buffer, MPI_Count count, MPI_Datatype dat
       }                                                                                      \
     }                                                                                        \
     return PMPI_I##name##_c(LOOM_UNPAREN ARGS_C, comm, request);                             \
+  }                                                                                          \
+  extern "C" int MPI_##Name##_init_c(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Info info,      \
+                                     MPI_Request* request) {                                 \
+    if (FITS) {                                                                              \
+      loom::ops::NarrowedArrays narrowed NARROW;                                             \
+      if (narrowed.ok()) {                                                                   \
+        const int rc = MPI_##Name##_init(LOOM_UNPAREN ARGS, comm, info, request);            \
+        if (rc == MPI_SUCCESS) narrowed.keep_until_freed(*request);                          \
+        return rc;                                                                           \
+      }                                                                                      \
+    }                                                                                        \
+    return PMPI_##Name##_init_c(LOOM_UNPAREN ARGS_C, comm, info, request);                   \
   }
 #define LOOM_V_C_PARAMS                                                        \
   const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], \

@@ -4,6 +4,25 @@
 #pragma once
 
 #include <mpi.h>
+#if !defined(MPI_VERSION) || MPI_VERSION < 4
+#if defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+
+// Persistent collectives (MPI_Alltoallv_init, ...): MPI-4's, or before MPI-4 Open MPI's extension
+// of the same functions named MPIX_. LOOM_PERSISTENT(Alltoallv_init) names the host's function.
+#if MPI_VERSION >= 4
+#define LOOM_PERSISTENT_COLLECTIVES 1
+#define LOOM_PERSISTENT(name) MPI_##name
+#define LOOM_PERSISTENT_PROFILING(name) PMPI_##name
+#define LOOM_PERSISTENT_PREFIX "MPI_"
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define LOOM_PERSISTENT_COLLECTIVES 1
+#define LOOM_PERSISTENT(name) MPIX_##name
+#define LOOM_PERSISTENT_PROFILING(name) PMPIX_##name
+#define LOOM_PERSISTENT_PREFIX "MPIX_"
+#endif
 
 // clang-format off
 #define LOOM_HOST_FUNCTIONS(X)                                                              \
@@ -28,6 +47,11 @@
 #else
 #define LOOM_HOST_FUNCTIONS_MPI4(X)
 #endif
+#define LOOM_HOST_PERSISTENT_FUNCTIONS(X)                                                   \
+  X(Alltoall_init) X(Alltoallv_init) X(Alltoallw_init) X(Allgather_init) X(Allgatherv_init) \
+  X(Gather_init) X(Gatherv_init) X(Scatter_init) X(Scatterv_init) X(Bcast_init)             \
+  X(Neighbor_alltoall_init) X(Neighbor_alltoallv_init) X(Neighbor_alltoallw_init)           \
+  X(Neighbor_allgather_init) X(Neighbor_allgatherv_init)
 // clang-format on
 
 namespace loom::mpi {
@@ -36,6 +60,11 @@ struct HostMpi {
 #define LOOM_HOST_SLOT(name) decltype(&::MPI_##name) name;
   LOOM_HOST_FUNCTIONS(LOOM_HOST_SLOT)
 #undef LOOM_HOST_SLOT
+#ifdef LOOM_PERSISTENT_COLLECTIVES
+#define LOOM_HOST_PERSISTENT_SLOT(name) decltype(&::LOOM_PERSISTENT(name)) name;
+  LOOM_HOST_PERSISTENT_FUNCTIONS(LOOM_HOST_PERSISTENT_SLOT)
+#undef LOOM_HOST_PERSISTENT_SLOT
+#endif
 };
 
 // Resolved as libloom loads (the host MPI is mapped by then: it is libloom's dependency,

@@ -45,6 +45,10 @@ bool host_isendrecv_releases_derived_types() {
   return affected;
 }
 
+bool host_persistent_uniform_collectives_misdeliver() {
+  return host_is_mpich();
+}
+
 model::BuiltInRule builtin_rule_for_host() {
   model::BuiltInRule rule;
   if (host_is_mpich()) {

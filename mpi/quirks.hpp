@@ -35,6 +35,12 @@ bool host_receives_packed_into_mixed_types();
 // datatype once too often, freeing it when the request completes (its next use crashes): MPICH
 // before 4.3 (pmodels/mpich#7098, fixed by #7106; measured on 4.0.2, docs/p2p.md).
 bool host_isendrecv_releases_derived_types();
+// Whether the host's persistent MPI_Gather_init, MPI_Scatter_init and MPI_Allgather_init deliver
+// wrong data while their v forms are right: MPICH (4.0.2 measured in docs/collectives.md: a gather
+// sends what the send buffer held at init, pmodels/mpich#7078; a scatter's second start
+// delivers nothing or fails, #7550, still open in 2025; an allgather's second start on a
+// power-of-two communicator leaves peers' blocks alone, #6423). Every MPICH version counts.
+bool host_persistent_uniform_collectives_misdeliver();
 
 // Whether the host reports a too small buffer in MPI_Pack / MPI_Unpack as an error, leaving the
 // buffer and *position alone (MPICH 4.0 instead packs past `outsize`, and unpacks a short input

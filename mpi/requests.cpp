@@ -150,6 +150,16 @@ class RequestTable {
     return true;
   }
 
+  // Wraps the operation of an inactive persistent request (just made by an init call).
+  template <typename Wrap>
+  bool wrap_persistent(MPI_Request request, Wrap wrap) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = live_.find(request);
+    if (it == live_.end() || !it->second.persistent || !it->second.op) return false;
+    it->second.op = wrap(std::move(it->second.op));
+    return true;
+  }
+
   bool contains(MPI_Request request) {
     std::lock_guard<std::mutex> lock(mutex_);
     return live_.count(request) != 0;
@@ -282,15 +292,22 @@ void merge_error(int op_rc, MPI_Status* status, int* rc) {
 // An operation (or none) with something to keep alive until it completes.
 class Retaining final : public PendingOp {
  public:
-  Retaining(std::unique_ptr<PendingOp> inner, std::shared_ptr<const void> payload)
-      : inner_(std::move(inner)), payload_(std::move(payload)) {}
+  Retaining(std::unique_ptr<PendingOp> inner, std::shared_ptr<const void> payload,
+            bool persistent = false)
+      : inner_(std::move(inner)), payload_(std::move(payload)), persistent_(persistent) {}
   int on_complete(MPI_Status* status) override {
     return inner_ ? inner_->on_complete(status) : MPI_SUCCESS;
   }
+  int on_start() override { return inner_ ? inner_->on_start() : MPI_SUCCESS; }
+  void on_started(MPI_Request request) override {
+    if (inner_) inner_->on_started(request);
+  }
+  bool persistent() const override { return persistent_; }
 
  private:
   std::unique_ptr<PendingOp> inner_;
   std::shared_ptr<const void> payload_;
+  bool persistent_;
 };
 
 }  // namespace
@@ -301,6 +318,16 @@ void keep_until_complete(MPI_Request request, std::shared_ptr<const void> payloa
     return std::make_unique<Retaining>(std::move(op), payload);
   });
   if (!wrapped) table().add(request, std::make_unique<Retaining>(nullptr, std::move(payload)));
+}
+
+void keep_until_freed(MPI_Request persistent_request, std::shared_ptr<const void> payload) {
+  if (persistent_request == MPI_REQUEST_NULL) return;
+  const bool wrapped =
+      table().wrap_persistent(persistent_request, [&](std::unique_ptr<PendingOp> op) {
+        return std::make_unique<Retaining>(std::move(op), payload, true);
+      });
+  if (!wrapped)
+    table().add(persistent_request, std::make_unique<Retaining>(nullptr, std::move(payload), true));
 }
 
 bool is_tracked(MPI_Request request) {

@@ -35,6 +35,10 @@ void track_request(MPI_Request request, std::unique_ptr<PendingOp> op);
 // host by pointer, which the host may read until completion.
 void keep_until_complete(MPI_Request request, std::shared_ptr<const void> payload);
 
+// The same for a persistent request, which the host may read from at every start: `payload`
+// lives until the user frees `persistent_request` (and, freed while active, it completes).
+void keep_until_freed(MPI_Request persistent_request, std::shared_ptr<const void> payload);
+
 // Whether Loom has an operation registered for `request`.
 bool is_tracked(MPI_Request request);
 

@@ -24,81 +24,91 @@ namespace loom::ops {
          (recvbuf == MPI_IN_PLACE || plain_host_buffer(recvbuf, recvtype));
 }
 
+// How the host completes a collective started now: MPI_I<name> hands the user an active request
+// (`request`); a persistent MPI_<Name>_init (MPI-4, Open MPI's MPIX_ before it) an inactive one,
+// each MPI_Start of which runs the call again on the buffers' contents at that start, and
+// MPI_Request_free ends. The i<name> functions below serve both.
+struct Later {
+  MPI_Request* request = nullptr;
+  bool persistent = false;
+  MPI_Info info = MPI_INFO_NULL;  // persistent only: the init's hints, passed to the host
+};
+
 int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later);
 int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
               MPI_Datatype recvtype, MPI_Comm comm);
 int ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+               MPI_Datatype recvtype, MPI_Comm comm, const Later& later);
 int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
               const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
 int ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-               MPI_Request* request);
+               const Later& later);
 int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later);
 int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
 int iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                MPI_Request* request);
+                const Later& later);
 int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
            MPI_Datatype recvtype, int root, MPI_Comm comm);
 int igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request);
+            MPI_Datatype recvtype, int root, MPI_Comm comm, const Later& later);
 int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
             MPI_Comm comm);
 int igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-             MPI_Comm comm, MPI_Request* request);
+             MPI_Comm comm, const Later& later);
 int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
             MPI_Datatype recvtype, int root, MPI_Comm comm);
 int iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request);
+             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, const Later& later);
 int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 int iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
               MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-              MPI_Comm comm, MPI_Request* request);
+              MPI_Comm comm, const Later& later);
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
 int ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-           MPI_Request* request);
+           const Later& later);
 int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later);
 int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 int ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                         MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Request* request);
+                        const Later& later);
 int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
 int ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                        MPI_Request* request);
+                        const Later& later);
 int neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later);
 int neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                         MPI_Comm comm);
 int ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                         MPI_Comm comm, MPI_Request* request);
+                         MPI_Comm comm, const Later& later);
 
 }  // namespace loom::ops

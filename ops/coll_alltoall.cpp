@@ -119,26 +119,27 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
 }
 
 int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  if (int rc; request && compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, comm, request, &rc))
+              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later) {
+  if (int rc; !later.persistent && later.request &&
+              compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                  later.request, &rc))
     return rc;
   if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
-    return host().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            request);
-  return run_nonblocking(
-      comm, request,
+    return LOOM_HOST_LATER(later, Alltoall, alltoall, sendbuf, sendcount, sendtype, recvbuf,
+                           recvcount, recvtype, comm);
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                  comm);
       },
       [&](Exchange& ex) {
-        return host().Ialltoall(ex.send.buffer, sent_count(ex), sent_type(ex), ex.recv.buffer,
-                                ex.recv.count, MPI_BYTE, comm, request);
+        return LOOM_HOST_LATER(later, Alltoall, alltoall, ex.send.buffer, sent_count(ex),
+                               sent_type(ex), ex.recv.buffer, ex.recv.count, MPI_BYTE, comm);
       },
       [&] {
-        return host().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                request);
+        return LOOM_HOST_LATER(later, Alltoall, alltoall, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, recvtype, comm);
       });
 }
 
@@ -170,27 +171,28 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
 
 int ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  if (int rc; request && compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                              recvcounts, rdispls, recvtype, comm, request, &rc))
+               MPI_Datatype recvtype, MPI_Comm comm, const Later& later) {
+  if (int rc; !later.persistent && later.request &&
+              compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, comm, later.request, &rc))
     return rc;
   if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
-    return host().Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                             recvtype, comm, request);
-  return run_nonblocking(
-      comm, request,
+    return LOOM_HOST_LATER(later, Alltoallv, alltoallv, sendbuf, sendcounts, sdispls, sendtype,
+                           recvbuf, recvcounts, rdispls, recvtype, comm);
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                   rdispls, recvtype, comm);
       },
       [&](Exchange& ex) {
-        return host().Ialltoallv(ex.send.buffer, send_counts(ex), send_displs(ex), MPI_BYTE,
-                                 ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
-                                 MPI_BYTE, comm, request);
+        return LOOM_HOST_LATER(later, Alltoallv, alltoallv, ex.send.buffer, send_counts(ex),
+                               send_displs(ex), MPI_BYTE, ex.recv.buffer, ex.recv.counts.data(),
+                               ex.recv.displs.data(), MPI_BYTE, comm);
       },
       [&] {
-        return host().Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, request);
+        return LOOM_HOST_LATER(later, Alltoallv, alltoallv, sendbuf, sendcounts, sdispls, sendtype,
+                               recvbuf, recvcounts, rdispls, recvtype, comm);
       });
 }
 
@@ -217,21 +219,22 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
 int ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-               MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+               const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                                   rdispls, recvtypes, comm);
       },
       [&](Exchange& ex) {
-        return host().Ialltoallw(ex.send.buffer, send_counts(ex), send_displs(ex), send_types(ex),
-                                 ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
-                                 ex.recv.types.data(), comm, request);
+        return LOOM_HOST_LATER(later, Alltoallw, alltoallw, ex.send.buffer, send_counts(ex),
+                               send_displs(ex), send_types(ex), ex.recv.buffer,
+                               ex.recv.counts.data(), ex.recv.displs.data(), ex.recv.types.data(),
+                               comm);
       },
       [&] {
-        return host().Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                 rdispls, recvtypes, comm, request);
+        return LOOM_HOST_LATER(later, Alltoallw, alltoallw, sendbuf, sendcounts, sdispls, sendtypes,
+                               recvbuf, recvcounts, rdispls, recvtypes, comm);
       });
 }
 

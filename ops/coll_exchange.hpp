@@ -1,6 +1,6 @@
 // What every collective shares (internal to ops/): how one side of a call reaches the host as
 // bytes (describe_side), the Exchange that packs before and unpacks after the host collective,
-// and run_blocking/run_nonblocking. Each family (coll_alltoall.cpp, coll_gather.cpp,
+// and run_blocking/run_later. Each family (coll_alltoall.cpp, coll_gather.cpp,
 // coll_neighbour.cpp) describes its calls with these.
 //
 // Data-movement collectives (all-to-all, gather, scatter, broadcast,
@@ -31,6 +31,7 @@
 #include "mpi/topology.hpp"
 #include "mpi/type_decode.hpp"
 #include "mpi/type_registry.hpp"
+#include "ops/coll.hpp"
 #include "runtime/counters.hpp"
 #include "transport/seamed_wire.hpp"
 #include "transport/select.hpp"
@@ -134,7 +135,7 @@ struct HostSide {
   StagingBuffer staging;
   std::vector<Piece> pieces;  // staged only
   // Device memory Loom cannot stage (a type without Loom's plan, or bytes beyond an int): a host
-  // that cannot read device memory must not be handed it (run_blocking, run_nonblocking).
+  // that cannot read device memory must not be handed it (run_blocking, run_later).
   bool unstageable_device = false;
   // A staged uniform send side whose blocks travel seamed (UserSide::seamable, and the host's
   // wire allows it: transport::seamed_block_type): block k sits at
@@ -294,33 +295,23 @@ class Exchange final : public PendingOp {
   }
 
   int on_complete(MPI_Status*) override { return finish(MPI_SUCCESS); }
+  // A persistent call packs at each MPI_Start (and unpacks at each completion).
+  int on_start() override { return start(); }
+  bool persistent() const override { return persistent_; }
 
-  // A non-blocking call: the user may free the receive types, and the communicator,
-  // before completion; errors of the late unpack go to MPI_COMM_SELF's handler.
-  void hold_receive_types() {
+  // A call completed later (ops/coll.hpp, Later): the user may free the types, and the
+  // communicator, before completion (a persistent call: before any start); errors of the late
+  // pack and unpack go to MPI_COMM_SELF's handler. Holds the receive types, and for a persistent
+  // call the types it packs at each start too.
+  void hold_types(bool persistent) {
     comm_ = MPI_COMM_SELF;
-    if (!unpack) return;
-    for (Piece& piece : recv.pieces) {
-      TypeRoute& route = piece.route;
-      if (route.kind == TypeRoute::Kind::Direct || is_named(route.type)) continue;
-      TypeHold* hold = nullptr;
-      for (auto& held : holds_)
-        if (held->original == route.type) hold = held.get();
-      if (!hold) {
-        holds_.push_back(std::make_unique<TypeHold>());
-        hold = holds_.back().get();
-        hold->original = route.type;
-        if (route.kind == TypeRoute::Kind::Plan)
-          hold->plan = share_plan(route.type);
-        else
-          PMPI_Type_dup(route.type, &hold->host_copy);
-      }
-      if (hold->plan)
-        route.plan = hold->plan.get();
-      else if (hold->host_copy != MPI_DATATYPE_NULL)
-        route.type = hold->host_copy;
-    }
+    persistent_ = persistent;
+    if (unpack || (persistent && pack_recv)) hold(&recv.pieces);
+    if (persistent && send.staged) hold(&send.pieces);
   }
+
+  // Keeps `payload` as long as this call: arrays handed to the host's persistent collective.
+  void keep(std::shared_ptr<const void> payload) { kept_.push_back(std::move(payload)); }
 
   // Whether a non-blocking call must keep this alive until the host request completes.
   bool owns_anything() const {
@@ -372,8 +363,34 @@ class Exchange final : public PendingOp {
     return move(side, select, pack, side.staging.data());
   }
 
+  // Points the pieces' routes at held copies of their types (one hold per type).
+  void hold(std::vector<Piece>* pieces) {
+    for (Piece& piece : *pieces) {
+      TypeRoute& route = piece.route;
+      if (route.kind == TypeRoute::Kind::Direct || is_named(route.type)) continue;
+      TypeHold* held = nullptr;
+      for (auto& existing : holds_)
+        if (existing->original == route.type) held = existing.get();
+      if (!held) {
+        holds_.push_back(std::make_unique<TypeHold>());
+        held = holds_.back().get();
+        held->original = route.type;
+        if (route.kind == TypeRoute::Kind::Plan)
+          held->plan = share_plan(route.type);
+        else
+          PMPI_Type_dup(route.type, &held->host_copy);
+      }
+      if (held->plan)
+        route.plan = held->plan.get();
+      else if (held->host_copy != MPI_DATATYPE_NULL)
+        route.type = held->host_copy;
+    }
+  }
+
   MPI_Comm comm_;
+  bool persistent_ = false;
   std::vector<std::unique_ptr<TypeHold>> holds_;
+  std::vector<std::shared_ptr<const void>> kept_;
 };
 
 // ---- When Loom serves a call ------------------------------------------------------------
@@ -431,20 +448,33 @@ int run_blocking(MPI_Comm comm, Describe describe, OnBytes on_bytes, AsWritten a
   return ex.finish(on_bytes(ex));
 }
 
-// Non-blocking: pack, start the host collective on bytes, and leave the unpack (and the
-// staging buffers and byte arrays the host may still read) to the request's completion.
+// Completed later (ops/coll.hpp, Later). Non-blocking: pack, start the host collective on bytes,
+// and leave the unpack (and the staging buffers and byte arrays the host may still read) to the
+// request's completion. Persistent: the host's persistent collective on bytes, over staging that
+// lives as long as the request; each MPI_Start packs, each completion unpacks.
 template <typename Describe, typename OnBytes, typename AsWritten>
-int run_nonblocking(MPI_Comm comm, MPI_Request* request, Describe describe, OnBytes on_bytes,
-                    AsWritten as_written) {
+int run_later(MPI_Comm comm, const Later& later, Describe describe, OnBytes on_bytes,
+              AsWritten as_written) {
   auto ex = std::make_unique<Exchange>(comm);
-  if (!request) return as_written();
+  if (!later.request) return as_written();
   if (!describe(*ex)) return refused_on_device(*ex) ? refuse_device_call(comm) : as_written();
   if (!ex->owns_anything()) return as_written();
-  if (int rc = ex->start(); rc != MPI_SUCCESS) return rc;
-  ex->hold_receive_types();
+  if (!later.persistent)
+    if (int rc = ex->start(); rc != MPI_SUCCESS) return rc;
+  ex->hold_types(later.persistent);
   const int rc = on_bytes(*ex);
-  if (rc == MPI_SUCCESS) track_request(*request, std::move(ex));
+  if (rc == MPI_SUCCESS) track_request(*later.request, std::move(ex));
   return rc;
 }
+
+// The host's MPI_I<name>(ARGS..., later.request), or for a persistent call its
+// <Name>_init(ARGS..., later.info, later.request); ARGS end with the communicator.
+#ifdef LOOM_PERSISTENT_COLLECTIVES
+#define LOOM_HOST_LATER(later, Name, name, ...)                                        \
+  ((later).persistent ? host().Name##_init(__VA_ARGS__, (later).info, (later).request) \
+                      : host().I##name(__VA_ARGS__, (later).request))
+#else
+#define LOOM_HOST_LATER(later, Name, name, ...) host().I##name(__VA_ARGS__, (later).request)
+#endif
 
 }  // namespace loom::ops::coll

@@ -1,12 +1,122 @@
 // MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v), MPI_Bcast and their non-blocking forms
 // (ops/coll.hpp).
 
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "mpi/quirks.hpp"
 #include "ops/coll.hpp"
 #include "ops/coll_exchange.hpp"
 
 namespace loom::ops {
 using namespace loom::ops::coll;  // NOLINT: the shared machinery
 namespace {
+
+// ---- Persistent gather, scatter and allgather on a host that misdelivers them --------------
+// (mpi::host_persistent_uniform_collectives_misdeliver): the host's v form instead, every
+// count `count` and displacement k * count, over arrays that live as long as the request: in
+// Loom's Exchange when Loom packs (`ex`), else beside the host's request.
+
+struct UniformArrays {
+  std::vector<int> counts, displs;
+};
+
+bool through_v_form(const Later& later, MPI_Comm comm) {
+  return later.persistent && !config().disabled && comm != MPI_COMM_NULL &&
+         mpi::host_persistent_uniform_collectives_misdeliver();
+}
+
+// Null when a displacement would not fit an int: the host's own form then.
+std::shared_ptr<UniformArrays> uniform_arrays(MPI_Comm comm, int count) {
+  int blocks = 0, inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter)
+    PMPI_Comm_remote_size(comm, &blocks);
+  else
+    PMPI_Comm_size(comm, &blocks);
+  if (blocks > 0 && int64_t{blocks - 1} * count > INT_MAX) return nullptr;
+  auto arrays = std::make_shared<UniformArrays>();
+  for (int k = 0; k < blocks; ++k) {
+    arrays->counts.push_back(count);
+    arrays->displs.push_back(k * count);
+  }
+  return arrays;
+}
+
+void keep_arrays(Exchange* ex, MPI_Request request, std::shared_ptr<UniformArrays> arrays) {
+  if (ex)
+    ex->keep(std::move(arrays));
+  else
+    mpi::keep_until_freed(request, std::move(arrays));
+}
+
+// `v_form(counts, displs)` makes the host's v form where `own` (the host's MPI_I<name> or
+// <Name>_init, LOOM_HOST_LATER) would misdeliver.
+template <typename VForm, typename Own>
+int v_form_or_own(const Later& later, Exchange* ex, MPI_Comm comm, int count, VForm v_form,
+                  Own own) {
+  if (through_v_form(later, comm))
+    if (auto arrays = uniform_arrays(comm, count)) {
+      const int rc = v_form(arrays->counts.data(), arrays->displs.data());
+      if (rc == MPI_SUCCESS) keep_arrays(ex, *later.request, std::move(arrays));
+      return rc;
+    }
+  return own();
+}
+
+#ifdef LOOM_PERSISTENT_COLLECTIVES
+#define LOOM_HOST_V_FORM(Name, ...) host().Name##_init(__VA_ARGS__, later.info, later.request)
+#else  // never called: through_v_form needs a persistent call
+#define LOOM_HOST_V_FORM(Name, ...) MPI_ERR_INTERN
+#endif
+
+int host_allgather_later(const Later& later, Exchange* ex, const void* sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm) {
+  return v_form_or_own(
+      later, ex, comm, recvcount,
+      [&](const int* counts, const int* displs) {
+        return LOOM_HOST_V_FORM(Allgatherv, sendbuf, sendcount, sendtype, recvbuf, counts, displs,
+                                recvtype, comm);
+      },
+      [&] {
+        return LOOM_HOST_LATER(later, Allgather, allgather, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, recvtype, comm);
+      });
+}
+
+int host_gather_later(const Later& later, Exchange* ex, const void* sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm) {
+  return v_form_or_own(
+      later, ex, comm, recvcount,
+      [&](const int* counts, const int* displs) {
+        return LOOM_HOST_V_FORM(Gatherv, sendbuf, sendcount, sendtype, recvbuf, counts, displs,
+                                recvtype, root, comm);
+      },
+      [&] {
+        return LOOM_HOST_LATER(later, Gather, gather, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, recvtype, root, comm);
+      });
+}
+
+int host_scatter_later(const Later& later, Exchange* ex, const void* sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm) {
+  return v_form_or_own(
+      later, ex, comm, sendcount,
+      [&](const int* counts, const int* displs) {
+        return LOOM_HOST_V_FORM(Scatterv, sendbuf, counts, displs, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm);
+      },
+      [&] {
+        return LOOM_HOST_LATER(later, Scatter, scatter, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, recvtype, root, comm);
+      });
+}
 
 // Gather family: block `own` of the receive side is this rank's contribution when it
 // gathers in place. Allgather sends it from there; Gather's root keeps it where it is.
@@ -164,20 +274,20 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
 }
 
 int iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_allgather(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                   comm);
       },
       [&](Exchange& ex) {
-        return host().Iallgather(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                 ex.recv.count, MPI_BYTE, comm, request);
+        return host_allgather_later(later, &ex, ex.send.buffer, ex.send.count, MPI_BYTE,
+                                    ex.recv.buffer, ex.recv.count, MPI_BYTE, comm);
       },
       [&] {
-        return host().Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                 request);
+        return host_allgather_later(later, nullptr, sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcount, recvtype, comm);
       });
 }
 
@@ -201,21 +311,21 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 
 int iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+                const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_allgatherv(ex, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                    recvtype, comm);
       },
       [&](Exchange& ex) {
-        return host().Iallgatherv(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                  ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE, comm,
-                                  request);
+        return LOOM_HOST_LATER(later, Allgatherv, allgatherv, ex.send.buffer, ex.send.count,
+                               MPI_BYTE, ex.recv.buffer, ex.recv.counts.data(),
+                               ex.recv.displs.data(), MPI_BYTE, comm);
       },
       [&] {
-        return host().Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                  recvtype, comm, request);
+        return LOOM_HOST_LATER(later, Allgatherv, allgatherv, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcounts, displs, recvtype, comm);
       });
 }
 
@@ -240,20 +350,20 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
 }
 
 int igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+            MPI_Datatype recvtype, int root, MPI_Comm comm, const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_gather(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                comm);
       },
       [&](Exchange& ex) {
-        return host().Igather(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                              ex.recv.count, MPI_BYTE, root, comm, request);
+        return host_gather_later(later, &ex, ex.send.buffer, ex.send.count, MPI_BYTE,
+                                 ex.recv.buffer, ex.recv.count, MPI_BYTE, root, comm);
       },
       [&] {
-        return host().Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                              comm, request);
+        return host_gather_later(later, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                 recvtype, root, comm);
       });
 }
 
@@ -278,21 +388,21 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
 
 int igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-             MPI_Comm comm, MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+             MPI_Comm comm, const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_gatherv(ex, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                 recvtype, root, comm);
       },
       [&](Exchange& ex) {
-        return host().Igatherv(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                               ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE, root, comm,
-                               request);
+        return LOOM_HOST_LATER(later, Gatherv, gatherv, ex.send.buffer, ex.send.count, MPI_BYTE,
+                               ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
+                               MPI_BYTE, root, comm);
       },
       [&] {
-        return host().Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                               root, comm, request);
+        return LOOM_HOST_LATER(later, Gatherv, gatherv, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcounts, displs, recvtype, root, comm);
       });
 }
 
@@ -315,20 +425,20 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
 }
 
 int iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_scatter(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                 root, comm);
       },
       [&](Exchange& ex) {
-        return host().Iscatter(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                               ex.recv.count, MPI_BYTE, root, comm, request);
+        return host_scatter_later(later, &ex, ex.send.buffer, ex.send.count, MPI_BYTE,
+                                  ex.recv.buffer, ex.recv.count, MPI_BYTE, root, comm);
       },
       [&] {
-        return host().Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                               comm, request);
+        return host_scatter_later(later, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                  recvtype, root, comm);
       });
 }
 
@@ -352,21 +462,21 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MP
 
 int iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
               MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-              MPI_Comm comm, MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+              MPI_Comm comm, const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_scatterv(ex, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                  recvtype, root, comm);
       },
       [&](Exchange& ex) {
-        return host().Iscatterv(ex.send.buffer, ex.send.counts.data(), ex.send.displs.data(),
-                                MPI_BYTE, ex.recv.buffer, ex.recv.count, MPI_BYTE, root, comm,
-                                request);
+        return LOOM_HOST_LATER(later, Scatterv, scatterv, ex.send.buffer, ex.send.counts.data(),
+                               ex.send.displs.data(), MPI_BYTE, ex.recv.buffer, ex.recv.count,
+                               MPI_BYTE, root, comm);
       },
       [&] {
-        return host().Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                                root, comm, request);
+        return LOOM_HOST_LATER(later, Scatterv, scatterv, sendbuf, sendcounts, displs, sendtype,
+                               recvbuf, recvcount, recvtype, root, comm);
       });
 }
 
@@ -382,14 +492,15 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
 }
 
 int ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-           MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+           const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) { return describe_bcast(ex, buffer, count, datatype, root, comm); },
       [&](Exchange& ex) {
-        return host().Ibcast(bcast_buffer(ex), bcast_count(ex), MPI_BYTE, root, comm, request);
+        return LOOM_HOST_LATER(later, Bcast, bcast, bcast_buffer(ex), bcast_count(ex), MPI_BYTE,
+                               root, comm);
       },
-      [&] { return host().Ibcast(buffer, count, datatype, root, comm, request); });
+      [&] { return LOOM_HOST_LATER(later, Bcast, bcast, buffer, count, datatype, root, comm); });
 }
 
 }  // namespace loom::ops

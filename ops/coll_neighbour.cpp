@@ -138,20 +138,21 @@ int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 }
 
 int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_neighbor_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, comm);
       },
       [&](Exchange& ex) {
-        return host().Ineighbor_alltoall(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                         ex.recv.count, MPI_BYTE, comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_alltoall, neighbor_alltoall, ex.send.buffer,
+                               ex.send.count, MPI_BYTE, ex.recv.buffer, ex.recv.count, MPI_BYTE,
+                               comm);
       },
       [&] {
-        return host().Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                         comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_alltoall, neighbor_alltoall, sendbuf, sendcount,
+                               sendtype, recvbuf, recvcount, recvtype, comm);
       });
 }
 
@@ -178,21 +179,22 @@ int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sd
 int ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                         MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+                        const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_neighbor_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                            recvcounts, rdispls, recvtype, comm);
       },
       [&](Exchange& ex) {
-        return host().Ineighbor_alltoallv(
-            ex.send.buffer, ex.send.counts.data(), ex.send.displs.data(), MPI_BYTE, ex.recv.buffer,
-            ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE, comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_alltoallv, neighbor_alltoallv, ex.send.buffer,
+                               ex.send.counts.data(), ex.send.displs.data(), MPI_BYTE,
+                               ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
+                               MPI_BYTE, comm);
       },
       [&] {
-        return host().Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                          recvcounts, rdispls, recvtype, comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_alltoallv, neighbor_alltoallv, sendbuf, sendcounts,
+                               sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
       });
 }
 
@@ -220,22 +222,22 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
 int ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                        MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+                        const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_neighbor_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                            recvcounts, rdispls, recvtypes, comm);
       },
       [&](Exchange& ex) {
-        return host().Ineighbor_alltoallw(
-            ex.send.buffer, ex.send.counts.data(), ex.send.aint_displs.data(), ex.send.types.data(),
-            ex.recv.buffer, ex.recv.counts.data(), ex.recv.aint_displs.data(), ex.recv.types.data(),
-            comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_alltoallw, neighbor_alltoallw, ex.send.buffer,
+                               ex.send.counts.data(), ex.send.aint_displs.data(),
+                               ex.send.types.data(), ex.recv.buffer, ex.recv.counts.data(),
+                               ex.recv.aint_displs.data(), ex.recv.types.data(), comm);
       },
       [&] {
-        return host().Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                          recvcounts, rdispls, recvtypes, comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_alltoallw, neighbor_alltoallw, sendbuf, sendcounts,
+                               sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
       });
 }
 
@@ -258,20 +260,21 @@ int neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 }
 
 int ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_neighbor_allgather(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                            recvtype, comm);
       },
       [&](Exchange& ex) {
-        return host().Ineighbor_allgather(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                          ex.recv.count, MPI_BYTE, comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_allgather, neighbor_allgather, ex.send.buffer,
+                               ex.send.count, MPI_BYTE, ex.recv.buffer, ex.recv.count, MPI_BYTE,
+                               comm);
       },
       [&] {
-        return host().Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                          recvtype, comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_allgather, neighbor_allgather, sendbuf, sendcount,
+                               sendtype, recvbuf, recvcount, recvtype, comm);
       });
 }
 
@@ -297,21 +300,21 @@ int neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 
 int ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                         MPI_Comm comm, MPI_Request* request) {
-  return run_nonblocking(
-      comm, request,
+                         MPI_Comm comm, const Later& later) {
+  return run_later(
+      comm, later,
       [&](Exchange& ex) {
         return describe_neighbor_allgatherv(ex, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                             displs, recvtype, comm);
       },
       [&](Exchange& ex) {
-        return host().Ineighbor_allgatherv(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                           ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE,
-                                           comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_allgatherv, neighbor_allgatherv, ex.send.buffer,
+                               ex.send.count, MPI_BYTE, ex.recv.buffer, ex.recv.counts.data(),
+                               ex.recv.displs.data(), MPI_BYTE, comm);
       },
       [&] {
-        return host().Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                           displs, recvtype, comm, request);
+        return LOOM_HOST_LATER(later, Neighbor_allgatherv, neighbor_allgatherv, sendbuf, sendcount,
+                               sendtype, recvbuf, recvcounts, displs, recvtype, comm);
       });
 }
 

@@ -88,13 +88,20 @@ void NarrowedArrays::narrow(size_t slot, const T* values, int n) {
   pointers_[slot] = copy.data();
 }
 
-void NarrowedArrays::keep_until_complete(MPI_Request request) {
+std::shared_ptr<const void> NarrowedArrays::take_copies() {
   bool any = false;
   for (const std::vector<int>& copy : copies_) any = any || !copy.empty();
-  if (!any) return;
+  if (!any) return nullptr;
   // Moving the vectors keeps their storage, where the pointers handed to the call point.
-  mpi::keep_until_complete(request,
-                           std::make_shared<std::array<std::vector<int>, 4>>(std::move(copies_)));
+  return std::make_shared<std::array<std::vector<int>, 4>>(std::move(copies_));
+}
+
+void NarrowedArrays::keep_until_complete(MPI_Request request) {
+  if (auto copies = take_copies()) mpi::keep_until_complete(request, std::move(copies));
+}
+
+void NarrowedArrays::keep_until_freed(MPI_Request request) {
+  if (auto copies = take_copies()) mpi::keep_until_freed(request, std::move(copies));
 }
 
 }  // namespace loom::ops

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace loom::ops {
@@ -50,8 +51,11 @@ class NarrowedArrays {
 
   // A non-blocking call made on these copies may read them until it completes.
   void keep_until_complete(MPI_Request request);
+  // A persistent call made on them (MPI_Alltoallv_init_c, ...) may read them until it is freed.
+  void keep_until_freed(MPI_Request request);
 
  private:
+  std::shared_ptr<const void> take_copies();  // null when nothing was copied
   template <typename T>
   void narrow(size_t slot, const T* values, int n);
 

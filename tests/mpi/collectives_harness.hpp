@@ -18,6 +18,9 @@
 
 #include <gtest/gtest.h>
 #include <mpi.h>
+#if defined(OPEN_MPI) && MPI_VERSION < 4 && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's persistent collectives, MPIX_<Name>_init
+#endif
 
 #include <algorithm>
 #include <cstddef>
@@ -35,6 +38,7 @@
 #include "loom/loom.h"
 #include "tests/mpi/collectives_types.hpp"
 #include "tests/mpi/gtest_mpi.hpp"
+#include "tests/mpi/host_quirks.hpp"
 #include "tests/mpi/loom_env.hpp"
 
 namespace loom::test::coll {
@@ -42,9 +46,13 @@ namespace loom::test::coll {
 // ---------------------------------------------------------------------------------------------
 // Calling a collective through Loom (MPI_*) or through the host (PMPI_*)
 
+// Blocking MPI_<Name>, non-blocking MPI_I<name> and a wait, or persistent MPI_<Name>_init with
+// two starts, each with its wait, and MPI_Request_free.
+enum class Form { Blocking, Nonblocking, Persistent };
+
 struct Api {
   bool loom;
-  bool nonblocking;
+  Form form;
   bool large_count = false;  // MPI-4's _c form
 };
 
@@ -53,24 +61,85 @@ inline int complete(const Api& api, int rc, MPI_Request* request) {
   return api.loom ? MPI_Wait(request, MPI_STATUS_IGNORE) : PMPI_Wait(request, MPI_STATUS_IGNORE);
 }
 
-// MPI_<Blocking>(args) or MPI_<Nonblocking>(args, &request) and a wait, through Loom or the
-// host as `api` says.
+// The host's persistent collectives: MPI-4's, or Open MPI's MPIX_ extension before it.
+// PERSISTENT_INIT(loom, Alltoallv_init, args...) calls Loom's or the host's.
+#if MPI_VERSION >= 4
+constexpr bool kPersistentCollectives = true;
+#define PERSISTENT_INIT(loom, Name, ...) \
+  ((loom) ? MPI_##Name(__VA_ARGS__) : PMPI_##Name(__VA_ARGS__))
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+constexpr bool kPersistentCollectives = true;
+#define PERSISTENT_INIT(loom, Name, ...) \
+  ((loom) ? MPIX_##Name(__VA_ARGS__) : PMPIX_##Name(__VA_ARGS__))
+#else
+constexpr bool kPersistentCollectives = false;
+#define PERSISTENT_INIT(loom, Name, ...) MPI_ERR_UNSUPPORTED_OPERATION
+#endif
+
+// A persistent collective made by `init(&request)`, started twice: the second start runs the
+// call again on what the buffers hold then (in place, what the first start received).
+template <typename Init>
+int run_persistent(const Api& api, Init init) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = init(&request);
+  for (int start = 0; start < 2 && rc == MPI_SUCCESS; ++start) {
+    rc = api.loom ? MPI_Start(&request) : PMPI_Start(&request);
+    rc = complete(api, rc, &request);
+  }
+  if (request != MPI_REQUEST_NULL) {
+    const int freed = api.loom ? MPI_Request_free(&request) : PMPI_Request_free(&request);
+    if (rc == MPI_SUCCESS) rc = freed;
+  }
+  return rc;
+}
+
+// Whether the host's own persistent form of the collective `name` (a blocking name, with or
+// without _c) is a reference for Loom's: not where the host misdelivers it.
+inline bool host_persistent_form_is_reference(const std::string& name) {
+  const std::string base = name.size() > 2 && name.compare(name.size() - 2, 2, "_c") == 0
+                               ? name.substr(0, name.size() - 2)
+                               : name;
+  return !(kHostPersistentUniformCollectivesMisdeliver &&
+           (base == "Gather" || base == "Scatter" || base == "Allgather"));
+}
+
+// MPI_<Blocking>(args), MPI_<Nonblocking>(args, &request) and a wait, or MPI_<Persistent>(args,
+// MPI_INFO_NULL, &request) and its starts, through Loom or the host as `api` says; where the
+// host's persistent form is no reference, the host's non-blocking form as often as the starts
+// (and so Loom's too when LOOM_DISABLE=1 leaves it the host's broken one).
+#define CALL_COLLECTIVE_FORMS(api, BlockingName, NonblockingName, PersistentName, ...) \
+  ((api).form == Form::Persistent &&                                                        \
+           (((api).loom && !loom::test::loom_disabled_by_env()) ||                          \
+            host_persistent_form_is_reference(#BlockingName))                               \
+       ? run_persistent((api),                                                              \
+                        [&](MPI_Request* request_) {                                        \
+                          return PERSISTENT_INIT((api).loom, PersistentName, __VA_ARGS__,   \
+                                                 MPI_INFO_NULL, request_);                  \
+                        })                                                                  \
+   : (api).form != Form::Blocking                                                           \
+       ? [&] {                                                                              \
+           int rc_ = MPI_SUCCESS;                                                           \
+           const int rounds_ = (api).form == Form::Persistent ? 2 : 1;                      \
+           for (int round_ = 0; round_ < rounds_ && rc_ == MPI_SUCCESS; ++round_) {         \
+             MPI_Request request_ = MPI_REQUEST_NULL;                                       \
+             rc_ = complete((api),                                                          \
+                            (api).loom ? MPI_##NonblockingName(__VA_ARGS__, &request_)      \
+                                       : PMPI_##NonblockingName(__VA_ARGS__, &request_),    \
+                            &request_);                                                     \
+           }                                                                                \
+           return rc_;                                                                      \
+         }()                                                                                \
+       : ((api).loom ? MPI_##BlockingName(__VA_ARGS__) : PMPI_##BlockingName(__VA_ARGS__)))
 #define CALL_COLLECTIVE(api, Blocking, Nonblocking, ...) \
-  ((api).nonblocking ? [&] {                                                                \
-    MPI_Request request_ = MPI_REQUEST_NULL;                                                \
-    return complete((api),                                                                  \
-                    (api).loom ? MPI_##Nonblocking(__VA_ARGS__, &request_)                  \
-                               : PMPI_##Nonblocking(__VA_ARGS__, &request_),                \
-                    &request_);                                                             \
-  }()                                                                                       \
-                     : ((api).loom ? MPI_##Blocking(__VA_ARGS__) : PMPI_##Blocking(__VA_ARGS__)))
+  CALL_COLLECTIVE_FORMS(api, Blocking, Nonblocking, Blocking##_init, __VA_ARGS__)
 
 // The same for a collective whose counts are scalars, in its large-count form MPI_<Blocking>_c
 // when `api` asks for it (MPI-4 hosts).
 #if MPI_VERSION >= 4
-#define CALL_SCALAR_COLLECTIVE(api, Blocking, Nonblocking, ...)                         \
-  ((api).large_count ? CALL_COLLECTIVE(api, Blocking##_c, Nonblocking##_c, __VA_ARGS__) \
-                     : CALL_COLLECTIVE(api, Blocking, Nonblocking, __VA_ARGS__))
+#define CALL_SCALAR_COLLECTIVE(api, Blocking, Nonblocking, ...)                                    \
+  ((api).large_count                                                                               \
+       ? CALL_COLLECTIVE_FORMS(api, Blocking##_c, Nonblocking##_c, Blocking##_init_c, __VA_ARGS__) \
+       : CALL_COLLECTIVE(api, Blocking, Nonblocking, __VA_ARGS__))
 #else
 #define CALL_SCALAR_COLLECTIVE(api, Blocking, Nonblocking, ...) \
   CALL_COLLECTIVE(api, Blocking, Nonblocking, __VA_ARGS__)
@@ -80,8 +149,9 @@ inline int complete(const Api& api, int rc, MPI_Request* request) {
 // MPI_Aint (`widened`): CLASSIC and LARGE are the two forms' parenthesised argument lists.
 #define COLL_UNPAREN(...) __VA_ARGS__
 #if MPI_VERSION >= 4
-#define CALL_ARRAY_COLLECTIVE(api, Blocking, Nonblocking, CLASSIC, LARGE)                      \
-  ((api).large_count ? CALL_COLLECTIVE(api, Blocking##_c, Nonblocking##_c, COLL_UNPAREN LARGE) \
+#define CALL_ARRAY_COLLECTIVE(api, Blocking, Nonblocking, CLASSIC, LARGE)           \
+  ((api).large_count ? CALL_COLLECTIVE_FORMS(api, Blocking##_c, Nonblocking##_c,    \
+                                             Blocking##_init_c, COLL_UNPAREN LARGE) \
                      : CALL_COLLECTIVE(api, Blocking, Nonblocking, COLL_UNPAREN CLASSIC))
 #else
 #define CALL_ARRAY_COLLECTIVE(api, Blocking, Nonblocking, CLASSIC, LARGE) \
@@ -262,7 +332,7 @@ constexpr const char* kInPlaceNames[] = {"Alltoall",  "Alltoallv",  "Alltoallw",
 struct Case {
   const Family* family = nullptr;
   Mode mode = Mode::Derived;
-  bool nonblocking = false;
+  Form form = Form::Blocking;
   bool in_place = false;
   bool zero = false;         // every count zero
   bool large_count = false;  // the _c forms, where the counts are scalars (Api::large_count)
@@ -313,15 +383,15 @@ template <typename Call>
 inline void expect_same(const Case& c, const Region& send, const Region& recv, bool data_due,
                         Call call) {
   Region send_loom = send, recv_loom = recv, send_host = send, recv_host = recv;
-  const int rc_loom =
-      call(Api{true, c.nonblocking, c.large_count}, send_loom.base(), recv_loom.base());
-  const int rc_host =
-      call(Api{false, c.nonblocking, c.large_count}, send_host.base(), recv_host.base());
+  const int rc_loom = call(Api{true, c.form, c.large_count}, send_loom.base(), recv_loom.base());
+  const int rc_host = call(Api{false, c.form, c.large_count}, send_host.base(), recv_host.base());
   EXPECT_EQ(rc_loom, MPI_SUCCESS);
   EXPECT_EQ(rc_host, MPI_SUCCESS);
   expect_identical(recv_loom, recv_host, "receive buffer");
   expect_identical(send_loom, send, "send buffer");
-  if (data_due) {
+  // Two starts in place may restore what the buffer held (an all-to-all transposes it back); the
+  // other forms check that the host moves the data of the same case.
+  if (data_due && !(c.form == Form::Persistent && c.in_place)) {
     EXPECT_NE(recv_host.bytes(), recv.bytes())
         << "the host received nothing on rank " << g_rank << ": the comparison proves nothing";
   }
@@ -382,10 +452,19 @@ inline void run_all_to_all(Coll coll, const Case& c) {
   const Region recv(typed_blocks(recv_counts, rdispls, recv_types), c.in_place, 2);
   expect_same(c, send, recv, data_due, [&](const Api& api, void* s, void* r) {
     if (c.in_place && !api.loom && kHostInPlaceAlltoallwFails) {
-      Region input = recv;  // the same exchange, sent from a copy of the receive buffer
-      return CALL_COLLECTIVE(api, Alltoallw, Ialltoallw, input.base(), recv_counts.data(),
-                             rdispls_int.data(), recv_handles.data(), r, recv_counts.data(),
-                             rdispls_int.data(), recv_handles.data(), comm);
+      // The same exchange, sent from a copy of the receive buffer, once per start.
+      const Api once{api.loom, api.form == Form::Blocking ? Form::Blocking : Form::Nonblocking};
+      int rc = MPI_SUCCESS;
+      for (int start = 0; start < (api.form == Form::Persistent ? 2 : 1); ++start) {
+        Region input = recv;
+        std::memcpy(static_cast<unsigned char*>(input.base()) - input.origin(),
+                    static_cast<unsigned char*>(r) - recv.origin(), recv.bytes().size());
+        if (rc == MPI_SUCCESS)
+          rc = CALL_COLLECTIVE(once, Alltoallw, Ialltoallw, input.base(), recv_counts.data(),
+                               rdispls_int.data(), recv_handles.data(), r, recv_counts.data(),
+                               rdispls_int.data(), recv_handles.data(), comm);
+      }
+      return rc;
     }
     return CALL_ARRAY_COLLECTIVE(
         api, Alltoallw, Ialltoallw,
@@ -615,8 +694,22 @@ inline void run(Coll coll, Topology topology, const Case& c) {
   }
 }
 
-inline std::string form(bool nonblocking) {
-  return nonblocking ? "nonblocking" : "blocking";
+inline std::string form_name(Form form) {
+  switch (form) {
+    case Form::Nonblocking:
+      return "nonblocking";
+    case Form::Persistent:
+      return "persistent";
+    default:
+      return "blocking";
+  }
+}
+
+// The forms every collective is tested in: persistent where the host has it.
+inline std::vector<Form> forms() {
+  std::vector<Form> all = {Form::Blocking, Form::Nonblocking};
+  if (kPersistentCollectives) all.push_back(Form::Persistent);
+  return all;
 }
 
 // Every rank reports a test as failed when any rank saw it fail (each prints its own details).
@@ -638,28 +731,28 @@ using CollectiveTest = AllRanks<::testing::Test>;
 // ---------------------------------------------------------------------------------------------
 // Every collective x every family x every way of mixing types, blocking and non-blocking
 
-using TypesParam = std::tuple<int, int, Mode, bool>;
+using TypesParam = std::tuple<int, int, Mode, Form>;
 inline std::string types_name(const ::testing::TestParamInfo<TypesParam>& param_info) {
-  const auto [kind, family, mode, nonblocking] = param_info.param;
+  const auto [kind, family, mode, form] = param_info.param;
   return std::string(kCollectives[kind].name) + "_" + kFamilyNames[family] + "_" + mode_name(mode) +
-         "_" + form(nonblocking);
+         "_" + form_name(form);
 }
 
 class Collectives : public AllRanks<::testing::TestWithParam<TypesParam>> {};
 
-using InPlaceParam = std::tuple<int, int, Mode, bool>;
+using InPlaceParam = std::tuple<int, int, Mode, Form>;
 inline std::string in_place_name(const ::testing::TestParamInfo<InPlaceParam>& param_info) {
-  const auto [kind, family, mode, nonblocking] = param_info.param;
+  const auto [kind, family, mode, form] = param_info.param;
   return std::string(kInPlaceNames[kind]) + "_" + kFamilyNames[family] + "_" + mode_name(mode) +
-         "_" + form(nonblocking);
+         "_" + form_name(form);
 }
 
 class InPlace : public AllRanks<::testing::TestWithParam<InPlaceParam>> {};
 
-using KindParam = std::tuple<int, bool>;
+using KindParam = std::tuple<int, Form>;
 inline std::string kind_name(const ::testing::TestParamInfo<KindParam>& param_info) {
   return std::string(kCollectives[std::get<0>(param_info.param)].name) + "_" +
-         form(std::get<1>(param_info.param));
+         form_name(std::get<1>(param_info.param));
 }
 
 class ZeroCounts : public AllRanks<::testing::TestWithParam<KindParam>> {};
@@ -695,18 +788,19 @@ inline auto types_cases(const std::vector<int>& kinds) {
   return ::testing::Combine(
       ::testing::ValuesIn(kinds), ::testing::Range(0, kFamilies),
       ::testing::Values(Mode::Derived, Mode::SendDerived, Mode::RecvDerived, Mode::MixedRanks),
-      ::testing::Bool());
+      ::testing::ValuesIn(forms()));
 }
 
 // In place, every family, derived or mixed across ranks (suite InPlace).
 inline auto in_place_cases(const std::vector<int>& in_place_kinds) {
   return ::testing::Combine(::testing::ValuesIn(in_place_kinds), ::testing::Range(0, kFamilies),
-                            ::testing::Values(Mode::Derived, Mode::MixedRanks), ::testing::Bool());
+                            ::testing::Values(Mode::Derived, Mode::MixedRanks),
+                            ::testing::ValuesIn(forms()));
 }
 
-// Blocking and non-blocking (suites ZeroCounts and NoPlanOnOneRank).
+// Every form (suites ZeroCounts, NoPlanOnOneRank, LargeCountForms).
 inline auto kind_cases(const std::vector<int>& kinds) {
-  return ::testing::Combine(::testing::ValuesIn(kinds), ::testing::Bool());
+  return ::testing::Combine(::testing::ValuesIn(kinds), ::testing::ValuesIn(forms()));
 }
 
 // ---------------------------------------------------------------------------------------------

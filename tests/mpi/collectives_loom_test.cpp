@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,7 @@ class CollectiveStats : public CollectiveTest {};
 class CollectiveLifetimes : public CollectiveTest {};
 class CollectiveRequests : public CollectiveTest {};
 class Intercommunicator : public CollectiveTest {};
+class PersistentCollectives : public CollectiveTest {};
 
 TEST_F(CollectiveStats, CountsCallsLoomPacked) {
   const Family& vector = families()[1];
@@ -205,6 +207,87 @@ TEST_F(CollectiveRequests, SeveralInFlight) {
   expect_identical(gr, hr, "Iallgather receive buffer");
   expect_identical(ar, har, "Ialltoall receive buffer");
   expect_identical(bb, hb, "Ibcast buffer");
+}
+
+// Persistent collectives (MPI-4, or Open MPI's MPIX_ extension), started together by
+// MPI_Startall three times with new data before each start: every start reads the send
+// buffers as they are then and fills the receive buffers as the host's blocking collective
+// does, after the user freed the type right after the init calls; Loom counts each start. On
+// MPICH this also checks Loom's way around the host's persistent Gather, Scatter and Allgather
+// (mpi/quirks.hpp, host_persistent_uniform_collectives_misdeliver), which deliver stale or no
+// data there.
+TEST_F(PersistentCollectives, EachStartReadsTheBuffersOfThatStart) {
+  if (!kPersistentCollectives) GTEST_SKIP() << "the host has no persistent collectives";
+  if (loom::test::kHostPersistentUniformCollectivesMisdeliver && loom::test::loom_disabled_by_env())
+    GTEST_SKIP() << "Loom is disabled: this would only test the host's broken persistent forms";
+  const int p = g_size, root = p - 1, me = g_rank;
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  constexpr int kInts = 5;  // one element of vector(3, 1, 2, MPI_INT) spans 5 ints
+  MPI_Datatype strided;
+  ASSERT_EQ(MPI_Type_vector(3, 1, 2, MPI_INT, &strided), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&strided), MPI_SUCCESS);
+  const size_t all = static_cast<size_t>(kInts * p);
+  std::vector<int> send(all), bcast(kInts), gathered(all), scattered(kInts), allgathered(all),
+      exchanged(all);
+  const std::vector<int> ones(static_cast<size_t>(p), 1);
+  std::vector<int> displs(static_cast<size_t>(p));
+  for (int k = 0; k < p; ++k) displs[static_cast<size_t>(k)] = k;
+  constexpr int kCalls = 5;
+  MPI_Request requests[kCalls];
+  const bool made[kCalls] = {
+      PERSISTENT_INIT(true, Gather_init, send.data(), 1, strided, gathered.data(), 1, strided, root,
+                      comm, MPI_INFO_NULL, &requests[0]) == MPI_SUCCESS,
+      PERSISTENT_INIT(true, Scatter_init, send.data(), 1, strided, scattered.data(), 1, strided,
+                      root, comm, MPI_INFO_NULL, &requests[1]) == MPI_SUCCESS,
+      PERSISTENT_INIT(true, Allgather_init, send.data(), 1, strided, allgathered.data(), 1, strided,
+                      comm, MPI_INFO_NULL, &requests[2]) == MPI_SUCCESS,
+      PERSISTENT_INIT(true, Alltoallv_init, send.data(), ones.data(), displs.data(), strided,
+                      exchanged.data(), ones.data(), displs.data(), strided, comm, MPI_INFO_NULL,
+                      &requests[3]) == MPI_SUCCESS,
+      PERSISTENT_INIT(true, Bcast_init, bcast.data(), 1, strided, root, comm, MPI_INFO_NULL,
+                      &requests[4]) == MPI_SUCCESS};
+  for (bool ok : made) ASSERT_TRUE(ok);
+  MPI_Type_free(&strided);  // the requests keep it
+
+  MPI_Datatype reference;
+  MPI_Type_vector(3, 1, 2, MPI_INT, &reference);
+  MPI_Type_commit(&reference);
+  const loom_stats before = stats_now();
+  for (int start = 0; start < 3; ++start) {
+    SCOPED_TRACE("start " + std::to_string(start));
+    const auto fill = [&] {
+      for (size_t i = 0; i < all; ++i)
+        send[i] = 1 + static_cast<int>(i) + 1000 * me + 100000 * start;
+      for (int i = 0; i < kInts; ++i)
+        bcast[static_cast<size_t>(i)] = me == root ? 7 * i + start : -1;
+      for (auto* out : {&gathered, &scattered, &allgathered, &exchanged})
+        std::fill(out->begin(), out->end(), -1);
+    };
+    fill();
+    ASSERT_EQ(MPI_Startall(kCalls, requests), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Waitall(kCalls, requests, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    const std::vector<int> got[kCalls] = {gathered, scattered, allgathered, exchanged, bcast};
+    fill();
+    PMPI_Gather(send.data(), 1, reference, gathered.data(), 1, reference, root, comm);
+    PMPI_Scatter(send.data(), 1, reference, scattered.data(), 1, reference, root, comm);
+    PMPI_Allgather(send.data(), 1, reference, allgathered.data(), 1, reference, comm);
+    PMPI_Alltoallv(send.data(), ones.data(), displs.data(), reference, exchanged.data(),
+                   ones.data(), displs.data(), reference, comm);
+    PMPI_Bcast(bcast.data(), 1, reference, root, comm);
+    EXPECT_EQ(got[0], gathered) << "gather";
+    EXPECT_EQ(got[1], scattered) << "scatter";
+    EXPECT_EQ(got[2], allgathered) << "allgather";
+    EXPECT_EQ(got[3], exchanged) << "alltoallv";
+    EXPECT_EQ(got[4], bcast) << "bcast";
+  }
+  const uint64_t counted = stats_now().collective_packed - before.collective_packed;
+  if (loom::test::loom_disabled_by_env()) {
+    EXPECT_EQ(counted, 0u);
+  } else {
+    EXPECT_EQ(counted, uint64_t{3 * kCalls}) << "each start of each call is Loom's";
+  }
+  for (MPI_Request& request : requests) EXPECT_EQ(MPI_Request_free(&request), MPI_SUCCESS);
+  MPI_Type_free(&reference);
 }
 
 // Loom leaves intercommunicator collectives to the host, counted when a derived type is

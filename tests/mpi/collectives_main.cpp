@@ -15,20 +15,20 @@ namespace {
 using namespace loom::test::coll;
 
 TEST_P(Collectives, SameBytesAsHost) {
-  const auto [kind, family, mode, nonblocking] = GetParam();
+  const auto [kind, family, mode, form] = GetParam();
   Case c;
   c.family = &families()[static_cast<size_t>(family)];
   c.mode = mode;
-  c.nonblocking = nonblocking;
+  c.form = form;
   run(kCollectives[kind].coll, kCollectives[kind].topology, c);
 }
 
 TEST_P(InPlace, SameBytesAsHost) {
-  const auto [kind, family, mode, nonblocking] = GetParam();
+  const auto [kind, family, mode, form] = GetParam();
   Case c;
   c.family = &families()[static_cast<size_t>(family)];
   c.mode = mode;
-  c.nonblocking = nonblocking;
+  c.form = form;
   c.in_place = true;
   if (kInPlace[kind] == Coll::Alltoallw && kHostInPlaceAlltoallwFails &&
       loom::test::loom_disabled_by_env())
@@ -37,12 +37,12 @@ TEST_P(InPlace, SameBytesAsHost) {
 }
 
 TEST_P(ZeroCounts, SameBytesAsHost) {
-  const auto [kind, nonblocking] = GetParam();
+  const auto [kind, form] = GetParam();
   for (Mode mode : {Mode::Derived, Mode::MixedRanks}) {
     Case c;
     c.family = &families()[1];  // vector
     c.mode = mode;
-    c.nonblocking = nonblocking;
+    c.form = form;
     c.zero = true;
     run(kCollectives[kind].coll, kCollectives[kind].topology, c);
   }
@@ -50,20 +50,20 @@ TEST_P(ZeroCounts, SameBytesAsHost) {
 
 TEST_P(NoPlanOnOneRank, SameBytesAsHost) {
   ASSERT_FALSE(no_plan().empty()) << "no candidate type lacks a Loom plan: pick a new one";
-  const auto [kind, nonblocking] = GetParam();
+  const auto [kind, form] = GetParam();
   for (const Family& family : no_plan()) {
     SCOPED_TRACE(family.name);
     Case c;
     c.family = &family;
     c.mode = Mode::FirstRankDerived;
-    c.nonblocking = nonblocking;
+    c.form = form;
     run(kCollectives[kind].coll, kCollectives[kind].topology, c);
   }
 }
 
 TEST_P(LargeCountForms, SameBytesAsHostAndThroughLoomAsTheClassicForms) {
 #if MPI_VERSION >= 4
-  const auto [kind, nonblocking] = GetParam();
+  const auto [kind, form] = GetParam();
   const auto through_loom = [] {
     const loom_stats s = stats_now();
     return s.collective_packed + s.collective_host + s.collective_shared;
@@ -75,7 +75,7 @@ TEST_P(LargeCountForms, SameBytesAsHostAndThroughLoomAsTheClassicForms) {
       Case c;
       c.family = &families()[1];  // vector
       c.mode = mode;
-      c.nonblocking = nonblocking;
+      c.form = form;
       c.large_count = large_count;
       const uint64_t before = through_loom();
       run(kCollectives[kind].coll, kCollectives[kind].topology, c);
