@@ -707,9 +707,8 @@ inline std::string form_name(Form form) {
 
 // The forms every collective is tested in: persistent where the host has it.
 inline std::vector<Form> forms() {
-  std::vector<Form> all = {Form::Blocking, Form::Nonblocking};
-  if (kPersistentCollectives) all.push_back(Form::Persistent);
-  return all;
+  if (kPersistentCollectives) return {Form::Blocking, Form::Nonblocking, Form::Persistent};
+  return {Form::Blocking, Form::Nonblocking};
 }
 
 // Every rank reports a test as failed when any rank saw it fail (each prints its own details).
