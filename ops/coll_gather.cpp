@@ -29,8 +29,10 @@ bool through_v_form(const Later& later, MPI_Comm comm) {
          mpi::host_persistent_uniform_collectives_misdeliver();
 }
 
-// Null when a displacement would not fit an int: the host's own form then.
+// Null for a negative count (the host's own form reports it) or a displacement beyond an int:
+// the host's own form then.
 std::shared_ptr<UniformArrays> uniform_arrays(MPI_Comm comm, int count) {
+  if (count < 0) return nullptr;
   int blocks = 0, inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter)
