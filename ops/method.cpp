@@ -387,9 +387,18 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
   model::MethodTrial& trial = found->second;
   // A blocking send's round, complete since its last send, concludes here, before this send's
   // clock starts (MethodTrial::record_sample), if the kind's receives have not concluded it.
-  if (side == Side::Send && trial.conclude())
-    settle_if_decided(type, bucket, traffic, where, side, trial);
   auto& settled_mine = settled[static_cast<int>(side)][bucket];
+  if (side == Side::Send && trial.conclude()) {
+    settle_if_decided(type, bucket, traffic, where, side, trial);
+    // The count to the re-check point starts at this send (trial.next_index()): it counts down
+    // as a settled message, or its re-check would start one message after the peer's.
+    const uint32_t now_settled = settled_mine.load(std::memory_order_relaxed);
+    if (now_settled >= kOneMessage) {
+      settled_mine.store(now_settled - kOneMessage, std::memory_order_relaxed);
+      return {static_cast<model::Method>((received ? received : now_settled & kMethodBits) - 1),
+              -1};
+    }
+  }
   const uint32_t mine = settled_mine.load(std::memory_order_relaxed);
   if (trial.decided() && mine != 0 && mine < kOneMessage) {
     // A verdict of packing is confirmed on the kind's next messages; a settled kind at its
