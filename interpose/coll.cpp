@@ -5,42 +5,51 @@
 #include "base/bytes.hpp"
 #include "mpi/host.hpp"
 #include "ops/codec_slot.hpp"
-#include "ops/large_count.hpp"
+#include "ops/coll_arrays.hpp"
 
 // MPI_<Name>(PARAMS, MPI_Comm) and MPI_I<name>(PARAMS, MPI_Comm, MPI_Request*), forwarded to
 // loom::ops::<name> and loom::ops::i<name>, and the persistent form where the host has one.
-// PARAMS and ARGS are parenthesised lists. LOOM_PASSING_COLLECTIVE first asks PASSES, an
-// inline test of the common case that the host serves as written (ops/coll.hpp).
+// PARAMS and ARGS are parenthesised lists. CHECK, an error code, reports a null array argument
+// the call reads (ops/coll_arrays.hpp; MPI_SUCCESS for the collectives without arrays).
+// LOOM_PASSING_COLLECTIVE then asks PASSES, an inline test of the common case that the host
+// serves as written (ops/coll.hpp).
 #define LOOM_UNPAREN(...) __VA_ARGS__
+#define LOOM_CHECKED(CHECK) \
+  if (const int array_rc = (CHECK); array_rc != MPI_SUCCESS) return array_rc
 // MPI_<Name>_init(PARAMS, MPI_Comm, MPI_Info, MPI_Request*), the persistent form (Open MPI's
 // MPIX_<Name>_init before MPI-4), forwarded to loom::ops::i<name> as a persistent call.
 #ifdef LOOM_PERSISTENT_COLLECTIVES
-#define LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS)                                     \
+#define LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)                              \
   extern "C" int LOOM_PERSISTENT(Name##_init)(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Info info, \
                                               MPI_Request * request) {                           \
+    LOOM_CHECKED(CHECK);                                                                         \
     return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request, true, info});   \
   }
 #else
-#define LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS)
+#define LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
 #endif
-#define LOOM_COLLECTIVE(Name, name, PARAMS, ARGS)                                        \
+#define LOOM_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)                                 \
   extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
+    LOOM_CHECKED(CHECK);                                                                 \
     return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                     \
   }                                                                                      \
   extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
+    LOOM_CHECKED(CHECK);                                                                 \
     return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});       \
   }                                                                                      \
-  LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS)
-#define LOOM_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, PASSES)                        \
+  LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
+#define LOOM_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK, PASSES)                 \
   extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
+    LOOM_CHECKED(CHECK);                                                                 \
     if (PASSES) return loom::mpi::host().Name(LOOM_UNPAREN ARGS, comm);                  \
     return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                     \
   }                                                                                      \
   extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
+    LOOM_CHECKED(CHECK);                                                                 \
     if (PASSES) return loom::mpi::host().I##name(LOOM_UNPAREN ARGS, comm, request);      \
     return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});       \
   }                                                                                      \
-  LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS)
+  LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
 // Both sides plain; all-to-alls also without any codec requested (docs/compress.md).
 #define LOOM_PLAIN_SIDES loom::ops::collective_passes_through(sendbuf, sendtype, recvbuf, recvtype)
 #define LOOM_PLAIN_ALLTOALL (!loom::ops::compression_requested() && LOOM_PLAIN_SIDES)
@@ -67,29 +76,48 @@
   const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, \
       void *recvbuf, int recvcount, MPI_Datatype recvtype
 #define LOOM_SCATTERV_ARGS sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype
+// The CHECK of each kind of array argument list (classic and large-count alike).
+#define LOOM_NO_ARRAYS MPI_SUCCESS
+#define LOOM_ARRAYS(Call, root, ...) \
+  loom::ops::null_array_error(loom::ops::ArrayCall::Call, comm, sendbuf, root, __VA_ARGS__)
+#define LOOM_V_ARRAYS(Call) LOOM_ARRAYS(Call, 0, sendcounts, sdispls, recvcounts, rdispls)
+#define LOOM_W_ARRAYS(Call) \
+  LOOM_ARRAYS(Call, 0, sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes)
+#define LOOM_GATHERV_ARRAYS(Call, root) LOOM_ARRAYS(Call, root, recvcounts, displs)
+#define LOOM_SCATTERV_ARRAYS LOOM_ARRAYS(ScatterV, root, sendcounts, displs)
 
 // clang-format off
 LOOM_PASSING_COLLECTIVE(Alltoall, alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
-                        LOOM_PLAIN_ALLTOALL)
-LOOM_PASSING_COLLECTIVE(Alltoallv, alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS), LOOM_PLAIN_ALLTOALL)
-LOOM_COLLECTIVE(Alltoallw, alltoallw, (LOOM_W_PARAMS(int)), (LOOM_W_ARGS))
+                        LOOM_NO_ARRAYS, LOOM_PLAIN_ALLTOALL)
+LOOM_PASSING_COLLECTIVE(Alltoallv, alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS),
+                        LOOM_V_ARRAYS(AllToAllV), LOOM_PLAIN_ALLTOALL)
+LOOM_COLLECTIVE(Alltoallw, alltoallw, (LOOM_W_PARAMS(int)), (LOOM_W_ARGS),
+                LOOM_W_ARRAYS(AllToAllW))
 LOOM_PASSING_COLLECTIVE(Allgather, allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
-                        LOOM_PLAIN_SIDES)
+                        LOOM_NO_ARRAYS, LOOM_PLAIN_SIDES)
 LOOM_PASSING_COLLECTIVE(Allgatherv, allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS),
-                        LOOM_PLAIN_SIDES)
-LOOM_COLLECTIVE(Gather, gather, (LOOM_UNIFORM_PARAMS, int root), (LOOM_UNIFORM_ARGS, root))
-LOOM_COLLECTIVE(Gatherv, gatherv, (LOOM_GATHERV_PARAMS, int root), (LOOM_GATHERV_ARGS, root))
-LOOM_COLLECTIVE(Scatter, scatter, (LOOM_UNIFORM_PARAMS, int root), (LOOM_UNIFORM_ARGS, root))
-LOOM_COLLECTIVE(Scatterv, scatterv, (LOOM_SCATTERV_PARAMS, int root), (LOOM_SCATTERV_ARGS, root))
+                        LOOM_GATHERV_ARRAYS(AllGatherV, 0), LOOM_PLAIN_SIDES)
+LOOM_COLLECTIVE(Gather, gather, (LOOM_UNIFORM_PARAMS, int root), (LOOM_UNIFORM_ARGS, root),
+                LOOM_NO_ARRAYS)
+LOOM_COLLECTIVE(Gatherv, gatherv, (LOOM_GATHERV_PARAMS, int root), (LOOM_GATHERV_ARGS, root),
+                LOOM_GATHERV_ARRAYS(GatherV, root))
+LOOM_COLLECTIVE(Scatter, scatter, (LOOM_UNIFORM_PARAMS, int root), (LOOM_UNIFORM_ARGS, root),
+                LOOM_NO_ARRAYS)
+LOOM_COLLECTIVE(Scatterv, scatterv, (LOOM_SCATTERV_PARAMS, int root), (LOOM_SCATTERV_ARGS, root),
+                LOOM_SCATTERV_ARRAYS)
 LOOM_PASSING_COLLECTIVE(Bcast, bcast, (void* buffer, int count, MPI_Datatype datatype, int root),
-                        (buffer, count, datatype, root),
+                        (buffer, count, datatype, root), LOOM_NO_ARRAYS,
                         loom::ops::plain_host_buffer(buffer, datatype))
-LOOM_COLLECTIVE(Neighbor_alltoall, neighbor_alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
-LOOM_COLLECTIVE(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS))
-LOOM_COLLECTIVE(Neighbor_alltoallw, neighbor_alltoallw, (LOOM_W_PARAMS(MPI_Aint)), (LOOM_W_ARGS))
-LOOM_COLLECTIVE(Neighbor_allgather, neighbor_allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS))
+LOOM_COLLECTIVE(Neighbor_alltoall, neighbor_alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
+                LOOM_NO_ARRAYS)
+LOOM_COLLECTIVE(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS),
+                LOOM_V_ARRAYS(NeighbourAllToAllV))
+LOOM_COLLECTIVE(Neighbor_alltoallw, neighbor_alltoallw, (LOOM_W_PARAMS(MPI_Aint)), (LOOM_W_ARGS),
+                LOOM_W_ARRAYS(NeighbourAllToAllW))
+LOOM_COLLECTIVE(Neighbor_allgather, neighbor_allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
+                LOOM_NO_ARRAYS)
 LOOM_COLLECTIVE(Neighbor_allgatherv, neighbor_allgatherv, (LOOM_GATHERV_PARAMS),
-                (LOOM_GATHERV_ARGS))
+                (LOOM_GATHERV_ARGS), LOOM_GATHERV_ARRAYS(NeighbourAllGatherV, 0))
 // clang-format on
 
 #if MPI_VERSION >= 4
@@ -136,11 +164,12 @@ LOOM_COLLECTIVE_C(Bcast, bcast, (void* buffer, MPI_Count count, MPI_Datatype dat
 // clang-format on
 
 // The v and w forms, whose counts and displacements are arrays: the classic call on int copies
-// of them (ops/large_count.hpp), which a non-blocking call keeps until it completes and a
+// of them (ops/coll_arrays.hpp), which a non-blocking call keeps until it completes and a
 // persistent one until it is freed. NARROW is
 // the copies' constructor arguments; ARGS, the classic call's, may name `narrowed`.
-#define LOOM_ARRAY_COLLECTIVE_C(Name, name, PARAMS, FITS, NARROW, ARGS_C, ARGS)              \
+#define LOOM_ARRAY_COLLECTIVE_C(Name, name, PARAMS, CHECK, FITS, NARROW, ARGS_C, ARGS)       \
   extern "C" int MPI_##Name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
+    LOOM_CHECKED(CHECK);                                                                     \
     if (FITS) {                                                                              \
       const loom::ops::NarrowedArrays narrowed NARROW;                                       \
       if (narrowed.ok()) return MPI_##Name(LOOM_UNPAREN ARGS, comm);                         \
@@ -148,6 +177,7 @@ LOOM_COLLECTIVE_C(Bcast, bcast, (void* buffer, MPI_Count count, MPI_Datatype dat
     return PMPI_##Name##_c(LOOM_UNPAREN ARGS_C, comm);                                       \
   }                                                                                          \
   extern "C" int MPI_I##name##_c(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
+    LOOM_CHECKED(CHECK);                                                                     \
     if (FITS) {                                                                              \
       loom::ops::NarrowedArrays narrowed NARROW;                                             \
       if (narrowed.ok()) {                                                                   \
@@ -160,6 +190,7 @@ LOOM_COLLECTIVE_C(Bcast, bcast, (void* buffer, MPI_Count count, MPI_Datatype dat
   }                                                                                          \
   extern "C" int MPI_##Name##_init_c(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Info info,      \
                                      MPI_Request* request) {                                 \
+    LOOM_CHECKED(CHECK);                                                                     \
     if (FITS) {                                                                              \
       loom::ops::NarrowedArrays narrowed NARROW;                                             \
       if (narrowed.ok()) {                                                                   \
@@ -198,39 +229,45 @@ LOOM_COLLECTIVE_C(Bcast, bcast, (void* buffer, MPI_Count count, MPI_Datatype dat
       static_cast<int>(recvcount), recvtype
 
 // clang-format off
-LOOM_ARRAY_COLLECTIVE_C(Alltoallv, alltoallv, (LOOM_V_C_PARAMS), true,
+LOOM_ARRAY_COLLECTIVE_C(Alltoallv, alltoallv, (LOOM_V_C_PARAMS), LOOM_V_ARRAYS(AllToAllV), true,
                         (loom::ops::all_to_all_lengths(comm, sendbuf), sendcounts, sdispls,
                          recvcounts, rdispls),
                         (LOOM_V_ARGS), (LOOM_V_NARROWED_ARGS))
-LOOM_ARRAY_COLLECTIVE_C(Alltoallw, alltoallw, (LOOM_W_C_PARAMS), true,
+LOOM_ARRAY_COLLECTIVE_C(Alltoallw, alltoallw, (LOOM_W_C_PARAMS), LOOM_W_ARRAYS(AllToAllW), true,
                         (loom::ops::all_to_all_lengths(comm, sendbuf), sendcounts, sdispls,
                          recvcounts, rdispls),
                         (LOOM_W_ARGS),
                         (LOOM_W_NARROWED_ARGS(narrowed.send_displs(), narrowed.recv_displs())))
-LOOM_ARRAY_COLLECTIVE_C(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_C_PARAMS), true,
+LOOM_ARRAY_COLLECTIVE_C(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_C_PARAMS),
+                        LOOM_V_ARRAYS(NeighbourAllToAllV), true,
                         (loom::ops::neighbourhood_lengths(comm), sendcounts, sdispls, recvcounts,
                          rdispls),
                         (LOOM_V_ARGS), (LOOM_V_NARROWED_ARGS))
-LOOM_ARRAY_COLLECTIVE_C(Neighbor_alltoallw, neighbor_alltoallw, (LOOM_W_C_PARAMS), true,
+LOOM_ARRAY_COLLECTIVE_C(Neighbor_alltoallw, neighbor_alltoallw, (LOOM_W_C_PARAMS),
+                        LOOM_W_ARRAYS(NeighbourAllToAllW), true,
                         (loom::ops::neighbourhood_lengths(comm), sendcounts, nullptr, recvcounts,
                          nullptr, true),
                         (LOOM_W_ARGS), (LOOM_W_NARROWED_ARGS(sdispls, rdispls)))
 LOOM_ARRAY_COLLECTIVE_C(Allgatherv, allgatherv, (LOOM_GATHERV_C_PARAMS),
+                        LOOM_GATHERV_ARRAYS(AllGatherV, 0),
                         loom::base::fits_int(sendcount),
                         (loom::ops::all_gather_lengths(comm), nullptr, nullptr, recvcounts,
                          displs),
                         (LOOM_GATHERV_ARGS), (LOOM_GATHERV_NARROWED_ARGS))
 LOOM_ARRAY_COLLECTIVE_C(Neighbor_allgatherv, neighbor_allgatherv, (LOOM_GATHERV_C_PARAMS),
+                        LOOM_GATHERV_ARRAYS(NeighbourAllGatherV, 0),
                         loom::base::fits_int(sendcount),
                         (loom::ops::neighbourhood_lengths(comm, false), nullptr, nullptr,
                          recvcounts, displs),
                         (LOOM_GATHERV_ARGS), (LOOM_GATHERV_NARROWED_ARGS))
 LOOM_ARRAY_COLLECTIVE_C(Gatherv, gatherv, (LOOM_GATHERV_C_PARAMS, int root),
+                        LOOM_GATHERV_ARRAYS(GatherV, root),
                         loom::base::fits_int(sendcount),
                         (loom::ops::gather_lengths(comm, root), nullptr, nullptr, recvcounts,
                          displs),
                         (LOOM_GATHERV_ARGS, root), (LOOM_GATHERV_NARROWED_ARGS, root))
 LOOM_ARRAY_COLLECTIVE_C(Scatterv, scatterv, (LOOM_SCATTERV_C_PARAMS, int root),
+                        LOOM_SCATTERV_ARRAYS,
                         loom::base::fits_int(recvcount),
                         (loom::ops::scatter_lengths(comm, root), sendcounts, displs, nullptr,
                          nullptr),

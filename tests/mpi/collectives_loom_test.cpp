@@ -1,6 +1,7 @@
 // Collectives, Loom's own side: its counters (what it packed, what it left to the host, the
 // same-node window of neighbourhood all-to-alls), requests of several collectives in flight,
-// a receive type freed before completion, and intercommunicators left to the host.
+// a receive type freed before completion, intercommunicators left to the host, and null array
+// arguments.
 // (The harness and the conventions of every collective test: collectives_harness.hpp.)
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,13 @@ class CollectiveLifetimes : public CollectiveTest {};
 class CollectiveRequests : public CollectiveTest {};
 class Intercommunicator : public CollectiveTest {};
 class PersistentCollectives : public CollectiveTest {};
+class NullArrays : public CollectiveTest {};
+
+int error_class(int rc) {
+  int error_class = rc;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
+  return error_class;
+}
 
 TEST_F(CollectiveStats, CountsCallsLoomPacked) {
   const Family& vector = families()[1];
@@ -321,6 +330,199 @@ TEST_F(Intercommunicator, LeftToTheHost) {
   }
   MPI_Comm_free(&inter);
   MPI_Comm_free(&local);
+}
+
+// A count, displacement or type array that a v or w collective reads on this rank, passed null:
+// the class Open MPI reports for it (ops/coll_arrays.hpp), through the communicator's handler,
+// in every form, on both hosts (MPICH 4.0 reads through such a pointer, and Open MPI through an
+// all-gather's recvcounts); where the host reports a class, Loom's is the host's. Arrays the
+// call ignores on this rank may be null: an in-place all-to-all's send arrays, a gatherv's
+// receive arrays and a scatterv's send arrays off the root.
+TEST_F(NullArrays, RaiseTheClassOpenMpiReports) {
+  const bool disabled = loom::test::loom_disabled_by_env();
+  if (disabled && loom::test::kHostReadsNullCollectiveArrays)
+    GTEST_SKIP() << "LOOM_DISABLE=1 leaves the calls to a host that reads through null arrays";
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Comm self;  // the rooted collectives' errors stop the root alone
+  MPI_Comm_split(comm, g_rank, 0, &self);
+  MPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+  const MPI_Comm line = line_comm();  // degree 1 or 2: every rank reads its arrays
+  const int p = g_size;
+  std::vector<int> counts(p, 1), displs(p), byte_displs(p), send(p, g_rank), recv(p);
+  std::vector<MPI_Aint> aint_byte_displs(p);
+  for (int i = 0; i < p; ++i) {
+    displs[i] = i;
+    byte_displs[i] = i * static_cast<int>(sizeof(int));
+    aint_byte_displs[i] = byte_displs[i];
+  }
+  const std::vector<MPI_Datatype> types(p, MPI_INT);
+  const std::vector<MPI_Count> wide_counts = widened<MPI_Count>(counts);
+  const std::vector<MPI_Aint> wide_displs = widened<MPI_Aint>(displs);
+  // `null`: which argument array of the call is null (in the order of its signature).
+  struct Case {
+    std::string what;
+    int expected;
+    bool host_reads_it;  // the host itself reads through the null array
+    std::function<int(const Api&, int null)> call;
+    int arrays;
+  };
+  auto at = [](const auto& values, int which, int null) {
+    return which == null ? nullptr : values.data();
+  };
+  const std::vector<Case> cases = {
+      {"Alltoallv", MPI_ERR_ARG, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int n) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Alltoallv, Ialltoallv,
+             (send.data(), at(counts, 0, n), at(displs, 1, n), MPI_INT, recv.data(),
+              at(counts, 2, n), at(displs, 3, n), MPI_INT, comm),
+             (send.data(), at(wide_counts, 0, n), at(wide_displs, 1, n), MPI_INT, recv.data(),
+              at(wide_counts, 2, n), at(wide_displs, 3, n), MPI_INT, comm));
+       },
+       4},
+      {"Alltoallw", MPI_ERR_ARG, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int n) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Alltoallw, Ialltoallw,
+             (send.data(), at(counts, 0, n), at(byte_displs, 1, n), at(types, 2, n), recv.data(),
+              at(counts, 3, n), at(byte_displs, 4, n), at(types, 5, n), comm),
+             (send.data(), at(wide_counts, 0, n), at(aint_byte_displs, 1, n), at(types, 2, n),
+              recv.data(), at(wide_counts, 3, n), at(aint_byte_displs, 4, n), at(types, 5, n),
+              comm));
+       },
+       6},
+      {"Allgatherv recvcounts", MPI_ERR_COUNT, true,
+       [&](const Api& api, int) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Allgatherv, Iallgatherv,
+             (send.data(), 1, MPI_INT, recv.data(), nullptr, displs.data(), MPI_INT, comm),
+             (send.data(), 1, MPI_INT, recv.data(), nullptr, wide_displs.data(), MPI_INT, comm));
+       },
+       1},
+      {"Allgatherv displs", MPI_ERR_BUFFER, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Allgatherv, Iallgatherv,
+             (send.data(), 1, MPI_INT, recv.data(), counts.data(), nullptr, MPI_INT, comm),
+             (send.data(), 1, MPI_INT, recv.data(), wide_counts.data(), nullptr, MPI_INT, comm));
+       },
+       1},
+      {"Gatherv at the root", MPI_ERR_COUNT, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int n) {
+         return CALL_ARRAY_COLLECTIVE(api, Gatherv, Igatherv,
+                                      (send.data(), 1, MPI_INT, recv.data(), at(counts, 0, n),
+                                       at(displs, 1, n), MPI_INT, 0, self),
+                                      (send.data(), 1, MPI_INT, recv.data(), at(wide_counts, 0, n),
+                                       at(wide_displs, 1, n), MPI_INT, 0, self));
+       },
+       1},
+      {"Gatherv displs at the root", MPI_ERR_ARG, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Gatherv, Igatherv,
+             (send.data(), 1, MPI_INT, recv.data(), counts.data(), nullptr, MPI_INT, 0, self),
+             (send.data(), 1, MPI_INT, recv.data(), wide_counts.data(), nullptr, MPI_INT, 0, self));
+       },
+       1},
+      {"Scatterv at the root", MPI_ERR_COUNT, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Scatterv, Iscatterv,
+             (send.data(), nullptr, displs.data(), MPI_INT, recv.data(), 1, MPI_INT, 0, self),
+             (send.data(), nullptr, wide_displs.data(), MPI_INT, recv.data(), 1, MPI_INT, 0, self));
+       },
+       1},
+      {"Scatterv displs at the root", MPI_ERR_ARG, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Scatterv, Iscatterv,
+             (send.data(), counts.data(), nullptr, MPI_INT, recv.data(), 1, MPI_INT, 0, self),
+             (send.data(), wide_counts.data(), nullptr, MPI_INT, recv.data(), 1, MPI_INT, 0, self));
+       },
+       1},
+      {"Neighbor_alltoallv", MPI_ERR_ARG, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int n) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Neighbor_alltoallv, Ineighbor_alltoallv,
+             (send.data(), at(counts, 0, n), at(displs, 1, n), MPI_INT, recv.data(),
+              at(counts, 2, n), at(displs, 3, n), MPI_INT, line),
+             (send.data(), at(wide_counts, 0, n), at(wide_displs, 1, n), MPI_INT, recv.data(),
+              at(wide_counts, 2, n), at(wide_displs, 3, n), MPI_INT, line));
+       },
+       4},
+      {"Neighbor_alltoallw", MPI_ERR_ARG, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int n) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Neighbor_alltoallw, Ineighbor_alltoallw,
+             (send.data(), at(counts, 0, n), at(aint_byte_displs, 1, n), at(types, 2, n),
+              recv.data(), at(counts, 3, n), at(aint_byte_displs, 4, n), at(types, 5, n), line),
+             (send.data(), at(wide_counts, 0, n), at(aint_byte_displs, 1, n), at(types, 2, n),
+              recv.data(), at(wide_counts, 3, n), at(aint_byte_displs, 4, n), at(types, 5, n),
+              line));
+       },
+       6},
+      {"Neighbor_allgatherv recvcounts", MPI_ERR_COUNT, true,
+       [&](const Api& api, int) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Neighbor_allgatherv, Ineighbor_allgatherv,
+             (send.data(), 1, MPI_INT, recv.data(), nullptr, displs.data(), MPI_INT, line),
+             (send.data(), 1, MPI_INT, recv.data(), nullptr, wide_displs.data(), MPI_INT, line));
+       },
+       1},
+      {"Neighbor_allgatherv displs", MPI_ERR_BUFFER, loom::test::kHostReadsNullCollectiveArrays,
+       [&](const Api& api, int) {
+         return CALL_ARRAY_COLLECTIVE(
+             api, Neighbor_allgatherv, Ineighbor_allgatherv,
+             (send.data(), 1, MPI_INT, recv.data(), counts.data(), nullptr, MPI_INT, line),
+             (send.data(), 1, MPI_INT, recv.data(), wide_counts.data(), nullptr, MPI_INT, line));
+       },
+       1},
+  };
+  std::vector<bool> large_counts = {false};
+  if (MPI_VERSION >= 4) large_counts.push_back(true);
+  for (const Case& c : cases)
+    for (int null = 0; null < c.arrays; ++null)
+      for (Form form : forms())
+        for (bool large_count : large_counts) {
+          if (disabled && c.host_reads_it) continue;
+          SCOPED_TRACE(c.what + ", array " + std::to_string(null) + " null, " + form_name(form) +
+                       (large_count ? ", _c" : ""));
+          const int loom_rc = c.call(Api{true, form, large_count}, null);
+          EXPECT_EQ(error_class(loom_rc), c.expected);
+          if (!c.host_reads_it) {
+            EXPECT_EQ(error_class(c.call(Api{false, form, large_count}, null)), c.expected);
+          }
+        }
+  // Arrays ignored on this rank.
+  for (Form form : forms()) {
+    SCOPED_TRACE(form_name(form));
+    const Api api{true, form};
+    std::vector<int> all(p, g_rank);
+    EXPECT_EQ(CALL_COLLECTIVE(api, Alltoallv, Ialltoallv, MPI_IN_PLACE, nullptr, nullptr, MPI_INT,
+                              all.data(), counts.data(), displs.data(), MPI_INT, comm),
+              MPI_SUCCESS);
+    // A persistent call's second start sends what the first received.
+    for (int i = 0; i < p; ++i) EXPECT_EQ(all[i], form == Form::Persistent ? g_rank : i);
+    const bool root = g_rank == 0;
+    std::fill(recv.begin(), recv.end(), -1);
+    EXPECT_EQ(CALL_COLLECTIVE(api, Gatherv, Igatherv, send.data(), 1, MPI_INT, recv.data(),
+                              root ? counts.data() : nullptr, root ? displs.data() : nullptr,
+                              MPI_INT, 0, comm),
+              MPI_SUCCESS);
+    for (int i = 0; root && i < p; ++i) EXPECT_EQ(recv[i], i);
+    std::vector<int> scattered(p);
+    for (int i = 0; i < p; ++i) scattered[i] = 10 + i;
+    int mine = -1;
+    EXPECT_EQ(
+        CALL_COLLECTIVE(api, Scatterv, Iscatterv, scattered.data(), root ? counts.data() : nullptr,
+                        root ? displs.data() : nullptr, MPI_INT, &mine, 1, MPI_INT, 0, comm),
+        MPI_SUCCESS);
+    EXPECT_EQ(mine, 10 + g_rank);
+  }
+  MPI_Comm_free(&self);
+  MPI_Comm_free(&comm);
 }
 
 }  // namespace

@@ -39,4 +39,9 @@ constexpr bool kHostIsendrecvReleasesDerivedTypes = false;
 // started as often.
 constexpr bool kHostPersistentUniformCollectivesMisdeliver = kHostIsMpich;
 
+// MPICH 4.0 reads through a null count, displacement or type array of a v or w collective (a
+// segmentation fault; Loom reports the error, ops/coll_arrays.hpp). Open MPI 4.1 reports a class
+// for each but an all-gather's null recvcounts.
+constexpr bool kHostReadsNullCollectiveArrays = kHostIsMpich;
+
 }  // namespace loom::test

@@ -1,4 +1,4 @@
-#include "ops/large_count.hpp"
+#include "ops/coll_arrays.hpp"
 
 #include <memory>
 #include <utility>
@@ -6,6 +6,7 @@
 #include "base/bytes.hpp"
 #include "mpi/requests.hpp"
 #include "mpi/topology.hpp"
+#include "runtime/runtime.hpp"
 
 namespace loom::ops {
 namespace {
@@ -52,6 +53,63 @@ ArrayLengths gather_lengths(MPI_Comm comm, int root) {
 
 ArrayLengths scatter_lengths(MPI_Comm comm, int root) {
   return rooted_lengths(comm, root, false);
+}
+
+int raise_null_array(ArrayCall call, MPI_Comm comm, const void* sendbuf, int root,
+                     std::initializer_list<const void*> arrays) {
+  struct Entry {
+    bool send;  // a send-side array, else a receive-side one
+    int error_class;
+  };
+  static constexpr Entry kV[] = {
+      {true, MPI_ERR_ARG}, {true, MPI_ERR_ARG}, {false, MPI_ERR_ARG}, {false, MPI_ERR_ARG}};
+  static constexpr Entry kW[] = {{true, MPI_ERR_ARG},  {true, MPI_ERR_ARG},  {true, MPI_ERR_ARG},
+                                 {false, MPI_ERR_ARG}, {false, MPI_ERR_ARG}, {false, MPI_ERR_ARG}};
+  // Open MPI reads an all-gather's null recvcounts; its gathers report MPI_ERR_COUNT.
+  static constexpr Entry kAllGatherV[] = {{false, MPI_ERR_COUNT}, {false, MPI_ERR_BUFFER}};
+  static constexpr Entry kGatherV[] = {{false, MPI_ERR_COUNT}, {false, MPI_ERR_ARG}};
+  static constexpr Entry kScatterV[] = {{true, MPI_ERR_COUNT}, {true, MPI_ERR_ARG}};
+  if (runtime::config().disabled) return MPI_SUCCESS;  // a pure pass-through
+  const Entry* entries = kV;
+  ArrayLengths lengths;
+  switch (call) {
+    case ArrayCall::AllToAllV:
+    case ArrayCall::AllToAllW:
+      entries = call == ArrayCall::AllToAllV ? kV : kW;
+      lengths = all_to_all_lengths(comm, sendbuf);
+      break;
+    case ArrayCall::NeighbourAllToAllV:
+    case ArrayCall::NeighbourAllToAllW:
+      entries = call == ArrayCall::NeighbourAllToAllV ? kV : kW;
+      lengths = neighbourhood_lengths(comm);
+      break;
+    case ArrayCall::AllGatherV:
+      entries = kAllGatherV;
+      lengths = all_gather_lengths(comm);
+      break;
+    case ArrayCall::NeighbourAllGatherV:
+      entries = kAllGatherV;
+      lengths = neighbourhood_lengths(comm, false);
+      break;
+    case ArrayCall::GatherV:
+      entries = kGatherV;
+      lengths = gather_lengths(comm, root);
+      break;
+    case ArrayCall::ScatterV:
+      entries = kScatterV;
+      lengths = scatter_lengths(comm, root);
+      break;
+  }
+  if (!lengths.known) return MPI_SUCCESS;
+  const Entry* entry = entries;
+  for (const void* array : arrays) {
+    if (!array && (entry->send ? lengths.send : lengths.recv) > 0) {
+      PMPI_Comm_call_errhandler(comm, entry->error_class);
+      return entry->error_class;
+    }
+    ++entry;
+  }
+  return MPI_SUCCESS;
 }
 
 NarrowedArrays::NarrowedArrays(ArrayLengths lengths, const MPI_Count* send_counts,

@@ -1,4 +1,5 @@
-// MPI-4's large-count collectives whose counts and displacements are arrays (MPI_Alltoallv_c,
+// The array arguments of the v and w collectives: how many entries a call reads on this rank,
+// the error for a null one it reads, and MPI-4's large-count forms (MPI_Alltoallv_c,
 // MPI_Gatherv_c, ...): when every entry the call reads fits an int, interpose/coll.cpp makes the
 // classic call on int copies of the arrays; otherwise the host runs the call as written.
 #pragma once
@@ -7,6 +8,8 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -31,6 +34,35 @@ ArrayLengths all_gather_lengths(MPI_Comm comm);
 // Gatherv (receive arrays at the root) and Scatterv (send arrays at the root).
 ArrayLengths gather_lengths(MPI_Comm comm, int root);
 ArrayLengths scatter_lengths(MPI_Comm comm, int root);
+
+// The collectives with array arguments, each with its arrays in the order of its signature.
+enum class ArrayCall : uint8_t {
+  AllToAllV,            // sendcounts, sdispls, recvcounts, rdispls
+  AllToAllW,            // sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes
+  NeighbourAllToAllV,   // as AllToAllV
+  NeighbourAllToAllW,   // as AllToAllW
+  AllGatherV,           // recvcounts, displs
+  NeighbourAllGatherV,  // recvcounts, displs
+  GatherV,              // recvcounts, displs (the root's)
+  ScatterV,             // sendcounts, displs (the root's)
+};
+
+// Where an array that `call` reads on this rank is null: the error class Open MPI reports for
+// it, raised through `comm`'s error handler; else MPI_SUCCESS. MPICH 4.0 reads through every
+// such null array, and Open MPI 4.1 through MPI_Allgatherv's recvcounts (a segmentation fault
+// either way); Loom reports them all, the same on both hosts, wherever it knows the lengths
+// (ArrayLengths::known; elsewhere, and under LOOM_DISABLE=1, the host gets the call as written).
+// `root` is ignored by the calls without one.
+int raise_null_array(ArrayCall call, MPI_Comm comm, const void* sendbuf, int root,
+                     std::initializer_list<const void*> arrays);
+// The same, without a look at the communicator while no array is null.
+template <typename... Entry>
+[[gnu::always_inline]] inline int null_array_error(ArrayCall call, MPI_Comm comm,
+                                                   const void* sendbuf, int root,
+                                                   const Entry*... arrays) {
+  if ((arrays && ...)) return MPI_SUCCESS;
+  return raise_null_array(call, comm, sendbuf, root, {static_cast<const void*>(arrays)...});
+}
 
 // Int copies of a large-count call's count and displacement arrays. A null source array stays
 // null, and so does any array the call ignores on this rank. ok() is false when an entry does
