@@ -26,6 +26,29 @@ ArrayLengths rooted_lengths(MPI_Comm comm, int root, bool gather) {
   return gather ? ArrayLengths{true, 0, at_root} : ArrayLengths{true, at_root, 0};
 }
 
+// An inter-communicator's arrays (raise_null_array only: its large-count forms go to the host
+// as written): the remote group's size wherever the call reads them on this rank; the rooted
+// calls' root passes MPI_ROOT.
+ArrayLengths inter_lengths(ArrayCall call, MPI_Comm comm, int root) {
+  int inter = 0, remote = 0;
+  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || !inter ||
+      PMPI_Comm_remote_size(comm, &remote) != MPI_SUCCESS)
+    return {};
+  switch (call) {
+    case ArrayCall::AllToAllV:
+    case ArrayCall::AllToAllW:
+      return {true, remote, remote};
+    case ArrayCall::AllGatherV:
+      return {true, 0, remote};
+    case ArrayCall::GatherV:
+      return {true, 0, root == MPI_ROOT ? remote : 0};
+    case ArrayCall::ScatterV:
+      return {true, root == MPI_ROOT ? remote : 0, 0};
+    default:
+      return {};  // the neighbourhood collectives need a topology, which these lack
+  }
+}
+
 }  // namespace
 
 ArrayLengths all_to_all_lengths(MPI_Comm comm, const void* sendbuf) {
@@ -100,6 +123,7 @@ int raise_null_array(ArrayCall call, MPI_Comm comm, const void* sendbuf, int roo
       lengths = scatter_lengths(comm, root);
       break;
   }
+  if (!lengths.known) lengths = inter_lengths(call, comm, root);
   if (!lengths.known) return MPI_SUCCESS;
   const Entry* entry = entries;
   for (const void* array : arrays) {

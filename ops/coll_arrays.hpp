@@ -51,8 +51,8 @@ enum class ArrayCall : uint8_t {
 // it, raised through `comm`'s error handler; else MPI_SUCCESS. MPICH 4.0 reads through every
 // such null array, and Open MPI 4.1 through MPI_Allgatherv's recvcounts (a segmentation fault
 // either way); Loom reports them all, the same on both hosts, wherever it knows the lengths
-// (ArrayLengths::known; elsewhere, and under LOOM_DISABLE=1, the host gets the call as written).
-// `root` is ignored by the calls without one.
+// (ArrayLengths::known, and on inter-communicators the remote group's size; elsewhere, and under
+// LOOM_DISABLE=1, the host gets the call as written). `root` is ignored by the calls without one.
 int raise_null_array(ArrayCall call, MPI_Comm comm, const void* sendbuf, int root,
                      std::initializer_list<const void*> arrays);
 // The same, without a look at the communicator while no array is null.

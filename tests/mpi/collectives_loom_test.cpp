@@ -495,6 +495,28 @@ TEST_F(NullArrays, RaiseTheClassOpenMpiReports) {
             EXPECT_EQ(error_class(c.call(Api{false, form, large_count}, null)), c.expected);
           }
         }
+  // On an inter-communicator (every rank reads the remote group's entries).
+  MPI_Comm local, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &local);
+  MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, g_rank % 2 == 0 ? 1 : 0, 8, &inter);
+  MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+  for (bool loom : {true, false}) {
+    if (!loom && loom::test::kHostReadsNullCollectiveArrays) continue;
+    if (loom && disabled && loom::test::kHostReadsNullCollectiveArrays) continue;
+    SCOPED_TRACE(loom ? "inter-communicator, Loom" : "inter-communicator, host");
+    const Api api{loom, Form::Blocking};
+    for (int null = 0; null < 4; ++null)
+      EXPECT_EQ(
+          error_class(CALL_COLLECTIVE(api, Alltoallv, Ialltoallv, send.data(), at(counts, 0, null),
+                                      at(displs, 1, null), MPI_INT, recv.data(),
+                                      at(counts, 2, null), at(displs, 3, null), MPI_INT, inter)),
+          MPI_ERR_ARG);
+    EXPECT_EQ(error_class(CALL_COLLECTIVE(api, Allgatherv, Iallgatherv, send.data(), 1, MPI_INT,
+                                          recv.data(), counts.data(), nullptr, MPI_INT, inter)),
+              MPI_ERR_BUFFER);
+  }
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&local);
   // Arrays ignored on this rank.
   for (Form form : forms()) {
     SCOPED_TRACE(form_name(form));
