@@ -53,6 +53,9 @@
 // Both sides plain; all-to-alls also without any codec requested (docs/compress.md).
 #define LOOM_PLAIN_SIDES loom::ops::collective_passes_through(sendbuf, sendtype, recvbuf, recvtype)
 #define LOOM_PLAIN_ALLTOALL (!loom::ops::compression_requested() && LOOM_PLAIN_SIDES)
+// The rooted collectives: the sides significant on this rank plain (`gather`: a gather's).
+#define LOOM_PLAIN_ROOTED(gather) \
+  loom::ops::rooted_passes_through(comm, root, gather, sendbuf, sendtype, recvbuf, recvtype)
 
 // The argument lists the collectives share.
 #define LOOM_UNIFORM_PARAMS                                                                \
@@ -97,14 +100,16 @@ LOOM_PASSING_COLLECTIVE(Allgather, allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFO
                         LOOM_NO_ARRAYS, LOOM_PLAIN_SIDES)
 LOOM_PASSING_COLLECTIVE(Allgatherv, allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS),
                         LOOM_GATHERV_ARRAYS(AllGatherV, 0), LOOM_PLAIN_SIDES)
-LOOM_COLLECTIVE(Gather, gather, (LOOM_UNIFORM_PARAMS, int root), (LOOM_UNIFORM_ARGS, root),
-                LOOM_NO_ARRAYS)
-LOOM_COLLECTIVE(Gatherv, gatherv, (LOOM_GATHERV_PARAMS, int root), (LOOM_GATHERV_ARGS, root),
-                LOOM_GATHERV_ARRAYS(GatherV, root))
-LOOM_COLLECTIVE(Scatter, scatter, (LOOM_UNIFORM_PARAMS, int root), (LOOM_UNIFORM_ARGS, root),
-                LOOM_NO_ARRAYS)
-LOOM_COLLECTIVE(Scatterv, scatterv, (LOOM_SCATTERV_PARAMS, int root), (LOOM_SCATTERV_ARGS, root),
-                LOOM_SCATTERV_ARRAYS)
+LOOM_PASSING_COLLECTIVE(Gather, gather, (LOOM_UNIFORM_PARAMS, int root),
+                        (LOOM_UNIFORM_ARGS, root), LOOM_NO_ARRAYS, LOOM_PLAIN_ROOTED(true))
+LOOM_PASSING_COLLECTIVE(Gatherv, gatherv, (LOOM_GATHERV_PARAMS, int root),
+                        (LOOM_GATHERV_ARGS, root), LOOM_GATHERV_ARRAYS(GatherV, root),
+                        LOOM_PLAIN_ROOTED(true))
+LOOM_PASSING_COLLECTIVE(Scatter, scatter, (LOOM_UNIFORM_PARAMS, int root),
+                        (LOOM_UNIFORM_ARGS, root), LOOM_NO_ARRAYS, LOOM_PLAIN_ROOTED(false))
+LOOM_PASSING_COLLECTIVE(Scatterv, scatterv, (LOOM_SCATTERV_PARAMS, int root),
+                        (LOOM_SCATTERV_ARGS, root), LOOM_SCATTERV_ARRAYS,
+                        LOOM_PLAIN_ROOTED(false))
 LOOM_PASSING_COLLECTIVE(Bcast, bcast, (void* buffer, int count, MPI_Datatype datatype, int root),
                         (buffer, count, datatype, root), LOOM_NO_ARRAYS,
                         loom::ops::plain_host_buffer(buffer, datatype))
