@@ -25,13 +25,28 @@ bool host_receives_packed_into_mixed_types() {
   return !host_is_mpich();
 }
 
-bool host_sends_contiguous_by_single_copy() {
-  if (host_is_mpich()) return false;
+namespace {
+
+// Open MPI's same-node transport as this run's settings choose it.
+bool ompi_single_copy_off() {
   const char* mechanism = std::getenv("OMPI_MCA_btl_vader_single_copy_mechanism");
-  if (mechanism && std::string(mechanism) == "none") return false;
-  // The UCX pml has its own shared-memory protocols.
+  return mechanism && std::string(mechanism) == "none";
+}
+// The UCX pml has its own shared-memory protocols.
+bool ompi_ucx_pml() {
   const char* pml = std::getenv("OMPI_MCA_pml");
-  return !(pml && std::string(pml).find("ucx") != std::string::npos && pml[0] != '^');
+  return pml && std::string(pml).find("ucx") != std::string::npos && pml[0] != '^';
+}
+
+}  // namespace
+
+bool host_sends_contiguous_by_single_copy() {
+  return !host_is_mpich() && !ompi_single_copy_off() && !ompi_ucx_pml();
+}
+
+bool host_copies_contiguous_through_its_queue() {
+  static const bool copies = !host_is_mpich() && ompi_single_copy_off() && !ompi_ucx_pml();
+  return copies;
 }
 
 bool host_isendrecv_releases_derived_types() {

@@ -22,6 +22,13 @@ model::BuiltInRule builtin_rule_for_host();
 // "none") and the ob1 pml (OMPI_MCA_pml not asking for UCX). For Loom's packed bytes the second
 // is the faster (docs/p2p.md, "Packed messages under Open MPI").
 bool host_sends_contiguous_by_single_copy();
+// Whether the host moves contiguous bytes between processes of one node by copying them in and
+// out of its own shared-memory queue, fragment by fragment, at every size: Open MPI's vader
+// transport with its single-copy mechanism off (OMPI_MCA_btl_vader_single_copy_mechanism=none)
+// and the ob1 pml. Two whole copies through Loom's same-node window then beat it from a few KiB
+// (docs/collectives.md, "Same-node transport"); MPICH 4.0 and Open MPI's single copy do not lose
+// to them.
+bool host_copies_contiguous_through_its_queue();
 // How many messages of a non-contiguous type the host sends before its typed path runs at speed,
 // which an online trial must not time before them. MPICH 4.0's typed ping-pong of a 16 KiB grid
 // face takes 40 us a round trip for its first 15-16 messages and 12-15 us after (64 KiB: 12-15

@@ -218,8 +218,9 @@ class Exchange final : public PendingOp {
   Select pack_recv_select;
   bool unpack = false;  // the receive side is staged and has data for the user
   Select unpack_select;
-  std::vector<uint8_t> absent;  // neighbourhood collectives: MPI_PROC_NULL sources
-  bool bcast_root = false;      // MPI_Bcast: this rank sends (its send side is the buffer)
+  std::vector<uint8_t> absent;   // neighbourhood collectives: MPI_PROC_NULL sources
+  std::vector<uint8_t> nowhere;  // and destinations of all-to-alls (blocks left unpacked)
+  bool bcast_root = false;       // MPI_Bcast: this rank sends (its send side is the buffer)
 
   // Counts the call and packs what the host will send.
   int start() {
@@ -242,16 +243,20 @@ class Exchange final : public PendingOp {
   // A neighbourhood all-to-all through the same-node window (shared_exchange.hpp): the
   // send side is written straight into this rank's segment, in the staged layout (blocks
   // back to back), and each receive block is read straight from its sender's segment.
-  // Returns SharedExchange::kNotExchanged when the host must run the call instead.
+  // Returns SharedExchange::kNotExchanged when the host must run the call instead. `pays_next`:
+  // SharedExchange::exchange's.
   int run_shared(SharedExchange& shared, const std::vector<int>& sources,
-                 const std::vector<int>& destinations) {
+                 const std::vector<int>& destinations, bool pays_next) {
     std::vector<int64_t> bytes(destinations.size());
     for (size_t k = 0; k < bytes.size(); ++k) bytes[k] = block_bytes(send, k);
+    // Blocks addressed to MPI_PROC_NULL keep their place in the layout, unwritten (a staged
+    // side's pack_send leaves them out).
     auto fill = [&](char* data) {
       KernelTimer timer(kPackTime);
       if (send.staged) return move(send, pack_send, true, data);
       for (size_t k = 0; k < bytes.size(); ++k) {
-        std::memcpy(data, at(send.buffer, block_offset(send, k)), static_cast<size_t>(bytes[k]));
+        if (destinations[k] != MPI_PROC_NULL)
+          std::memcpy(data, at(send.buffer, block_offset(send, k)), static_cast<size_t>(bytes[k]));
         data += bytes[k];
       }
       return MPI_SUCCESS;
@@ -283,7 +288,7 @@ class Exchange final : public PendingOp {
       if (rc == MPI_SUCCESS) rc = move_run(piece, block, 1, merged.data(), false, comm_);
       return rc;
     };
-    const int rc = shared.exchange(destinations, bytes, fill, sources, drain);
+    const int rc = shared.exchange(destinations, bytes, fill, sources, drain, pays_next);
     if (rc == SharedExchange::kNotExchanged) return rc;
     tally();
     count(kShared);
@@ -420,8 +425,10 @@ bool neighbourhood(MPI_Comm comm, int* in, int* out, bool types_left_to_host);
 void neighbour_lists(MPI_Comm comm, int in, int out, std::vector<int>* sources,
                      std::vector<int>* destinations);
 
-// Which receive blocks come from MPI_PROC_NULL (a non-periodic Cartesian border).
-std::vector<uint8_t> absent_sources(MPI_Comm comm, int in);
+// Which receive blocks come from MPI_PROC_NULL and which all-to-all send blocks go to it (a
+// non-periodic Cartesian border): 1 in `sources`' and `destinations`' entries.
+void absent_neighbours(MPI_Comm comm, std::vector<uint8_t>* sources,
+                       std::vector<uint8_t>* destinations);
 
 // ---- One description per collective ---------------------------------------------------
 // Each fills `ex` and returns true, or returns false when the host must run the call as

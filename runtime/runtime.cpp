@@ -17,8 +17,9 @@ constexpr base::EnvVar kDebug{"LOOM_DEBUG", "0",
                               "1: each plan, model decision and trial; all LOOM_VERBOSE says"};
 constexpr base::EnvVar kVerbose{"LOOM_VERBOSE", "0",
                                 "1: what Loom noticed that changes only its speed, once per job"};
-constexpr base::EnvVar kSharedCollectives{"LOOM_SHARED_COLLECTIVES", "1",
-                                          "0: same-node neighbourhood all-to-alls use the host's"};
+constexpr base::EnvVar kSharedCollectives{
+    "LOOM_SHARED_COLLECTIVES", "auto",
+    "0: same-node neighbourhood all-to-alls use the host's; 1: Loom's window for every one"};
 constexpr base::EnvVar kOnline{"LOOM_ONLINE", "1", "0: no online trials; the model alone decides"};
 constexpr base::EnvVar kSelf{"LOOM_SELF", "1", "0: messages to oneself go through the host"};
 constexpr base::EnvVar kIsa{"LOOM_ISA", "best available", "scalar, avx2 or avx512 pack kernels"};
@@ -29,7 +30,14 @@ Config read_config() {
   c.stats = base::read_flag(kStats);
   c.debug = base::read_flag(kDebug);
   c.verbose = c.debug || base::read_flag(kVerbose);
-  c.shared_collectives = base::read_flag(kSharedCollectives, true);
+  if (const char* shared = base::read(kSharedCollectives)) {
+    if (std::strcmp(shared, "0") == 0)
+      c.shared_collectives = SharedCollectives::Never;
+    else if (std::strcmp(shared, "1") == 0)
+      c.shared_collectives = SharedCollectives::Always;
+    else if (std::strcmp(shared, "auto") != 0)
+      base::warn_bad_value(kSharedCollectives, shared, "is not one of 0, 1, auto", "using auto");
+  }
   c.online = base::read_flag(kOnline, true);
   c.self_channel = base::read_flag(kSelf, true);
   c.isa = pack::best_isa();

@@ -2,10 +2,16 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 #include "pack/kernels.hpp"
 
 namespace loom::runtime {
+
+// Whether blocking neighbourhood all-to-alls on one node go through Loom's shared-memory window
+// (transport/shared_exchange.hpp): never, where the measured rule says it pays (the default), or
+// always where it can.
+enum class SharedCollectives : uint8_t { Never, WherePays, Always };
 
 struct Config {
   bool disabled = false;              // LOOM_DISABLE=1: pure pass-through
@@ -13,9 +19,10 @@ struct Config {
   bool debug = false;                 // LOOM_DEBUG=1: print each committed type's plan
   bool verbose = false;               // LOOM_VERBOSE=1 (or LOOM_DEBUG=1): say what Loom noticed
   pack::Isa isa = pack::Isa::Scalar;  // LOOM_ISA=scalar|avx2|avx512, default: best available
-  bool shared_collectives = true;     // LOOM_SHARED_COLLECTIVES=0: no same-node transport
   bool online = true;                 // LOOM_ONLINE=0: blocking messages follow the model alone
   bool self_channel = true;           // LOOM_SELF=0: a process's messages to itself go to the host
+  // LOOM_SHARED_COLLECTIVES=0, auto (the default) or 1.
+  SharedCollectives shared_collectives = SharedCollectives::WherePays;
 };
 // Read from the environment as libloom loads, before any MPI call can reach it; a plain
 // global so that the pass-through path pays one load, not a call and a guard check.

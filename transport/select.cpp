@@ -5,6 +5,7 @@
 
 #include "exec/device_memory.hpp"
 #include "mpi/locality.hpp"
+#include "mpi/quirks.hpp"
 
 namespace loom::transport {
 using namespace loom::exec;  // NOLINT: the layers below
@@ -41,8 +42,13 @@ SelfChannel* detail::self_unless_device(SelfChannel* self, const void* buf) {
 }
 
 SharedExchange* neighbourhood_window(MPI_Comm comm) {
-  if (!window_fits_topology(comm)) return nullptr;
-  return shared_exchange(comm);
+  return shared_exchange(comm, window_fits_topology);
+}
+
+bool window_pays(int64_t moved_bytes, bool packs) {
+  if (packs) return moved_bytes >= kWindowPaysFromPackedBytes;
+  return mpi::host_copies_contiguous_through_its_queue() &&
+         moved_bytes >= kWindowPaysFromContiguousBytes;
 }
 
 }  // namespace loom::transport

@@ -7,6 +7,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+
 #include "model/model.hpp"
 #include "mpi/locality.hpp"
 #include "transport/self_channel.hpp"
@@ -40,9 +42,21 @@ inline SelfChannel* self_for_receive(MPI_Comm comm, int source, const void* buf 
 inline model::Locality host_locality(MPI_Comm comm, int peer) {
   return mpi::locality(comm, peer);
 }
-// The same-node window that carries a neighbourhood collective on `comm`, or null when the host
-// MPI does (peers on other nodes, a topology whose block pairing is the host's own convention,
-// or LOOM_SHARED_COLLECTIVES=0). Collective: every rank of `comm` asks alike.
+// The same-node window that may carry a neighbourhood collective on `comm`, or null when the
+// host MPI does (peers on other nodes, a topology whose block pairing is the host's own
+// convention, or LOOM_SHARED_COLLECTIVES=0). Every rank of `comm` gets the same answer; which
+// calls it carries, SharedExchange::take_window decides.
 SharedExchange* neighbourhood_window(MPI_Comm comm);
+
+// Whether this rank's part of a neighbourhood all-to-all, `moved_bytes` sent plus received, would
+// go faster through the same-node window than through the host's exchange. Measured with 2 ranks
+// (docs/collectives.md, "Same-node transport"): with a type Loom packs (`packs`), the window
+// beats packing plus the host's exchange from 4 KiB a block and loses below 1 KiB on both hosts;
+// with contiguous types, where the host's exchange is Loom's only other cost, it wins only over a
+// host that copies through its own queue (mpi::host_copies_contiguous_through_its_queue), from
+// 4 KiB a block, and loses 0.2-0.6x at 1 KiB and below.
+constexpr int64_t kWindowPaysFromPackedBytes = 4096;
+constexpr int64_t kWindowPaysFromContiguousBytes = 8192;
+bool window_pays(int64_t moved_bytes, bool packs);
 
 }  // namespace loom::transport

@@ -1,10 +1,12 @@
 #include "transport/shared_exchange.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 
 #include "mpi/locality.hpp"
+#include "mpi/topology.hpp"
 #include "runtime/runtime.hpp"
 
 namespace loom::transport {
@@ -19,6 +21,18 @@ std::once_flag keyval_once;
 // Stands for "this communicator cannot have one", decided once like the exchange itself.
 char unusable_marker;
 
+// The communicator this thread last looked up, and its attribute's value: a call on the same
+// communicator again skips the host's attribute lookup (plain calls, which the window leaves to
+// the host, pay this lookup on every call). Every delete callback bumps `generation`, so that a
+// handle the host reuses after a free is never taken for the freed communicator.
+std::atomic<uint64_t> generation{0};
+struct LastLookup {
+  MPI_Comm comm = MPI_COMM_NULL;
+  void* value = nullptr;
+  uint64_t generation = ~uint64_t{0};
+};
+thread_local LastLookup last_lookup;
+
 // Live exchanges in creation order, for MPI_Finalize.
 std::mutex registry_mutex;
 std::vector<SharedExchange*>& registry() {
@@ -27,6 +41,7 @@ std::vector<SharedExchange*>& registry() {
 }
 
 int delete_exchange(MPI_Comm, int, void* value, void*) {
+  generation.fetch_add(1, std::memory_order_relaxed);
   if (value == &unusable_marker) return MPI_SUCCESS;
   auto* exchange = static_cast<SharedExchange*>(value);
   {
@@ -49,8 +64,16 @@ constexpr int64_t kMinHalfBytes = 4096;
 
 }  // namespace
 
-SharedExchange* shared_exchange(MPI_Comm comm) {
-  if (config().disabled || !config().shared_collectives || comm == MPI_COMM_NULL) return nullptr;
+SharedExchange* shared_exchange(MPI_Comm comm, bool (*eligible)(MPI_Comm)) {
+  if (config().disabled || config().shared_collectives == SharedCollectives::Never ||
+      comm == MPI_COMM_NULL)
+    return nullptr;
+  auto known = [](void* value) {
+    auto* exchange = static_cast<SharedExchange*>(value);
+    return value == &unusable_marker || exchange->refused() ? nullptr : exchange;
+  };
+  const uint64_t now = generation.load(std::memory_order_relaxed);
+  if (last_lookup.comm == comm && last_lookup.generation == now) return known(last_lookup.value);
   std::call_once(keyval_once, [] {
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_exchange, &keyval, nullptr);
   });
@@ -58,31 +81,36 @@ SharedExchange* shared_exchange(MPI_Comm comm) {
   int found = 0;
   if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS) return nullptr;
   if (found) {
-    auto* exchange = static_cast<SharedExchange*>(value);
-    return value == &unusable_marker || !exchange->usable() ? nullptr : exchange;
+    last_lookup = {comm, value, now};
+    return known(value);
   }
 
-  // First use, collective: every rank of `comm` reaches the same verdict.
+  // First use: every rank of `comm` reaches the same verdict. The window itself is allocated
+  // when a call first takes it (take_window).
   int inter = 0, rank = 0, size = 0;
   PMPI_Comm_test_inter(comm, &inter);
-  bool usable = !inter;
+  bool usable = !inter && eligible(comm);
   if (usable) {
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
     for (int peer = 0; usable && peer < size; ++peer)
       usable = locality(comm, peer) == model::Locality::SameNode;
   }
-  auto exchange = usable ? std::make_unique<SharedExchange>(comm, rank, size) : nullptr;
-  if (exchange && !exchange->allocate(kMinHalfBytes)) exchange.reset();
-  if (!exchange) {
+  int in = 0, out = 0;
+  if (!usable || !topology_degrees(comm, &in, &out)) {
     PMPI_Comm_set_attr(comm, keyval, &unusable_marker);
+    last_lookup = {comm, &unusable_marker, now};
     return nullptr;
   }
+  auto exchange = std::make_unique<SharedExchange>(comm, rank, size);
+  exchange->in_degree = in;
+  exchange->out_degree = out;
   {
     std::lock_guard lock(registry_mutex);
     registry().push_back(exchange.get());
   }
   PMPI_Comm_set_attr(comm, keyval, exchange.get());
+  last_lookup = {comm, exchange.get(), now};
   return exchange.release();
 }
 
@@ -128,7 +156,10 @@ bool SharedExchange::allocate(int64_t half_bytes) {
   PMPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, comm_);
   // Where only some ranks got the window, freeing it is a collective the others would
   // not join: it is left allocated.
-  if (!everywhere) return false;
+  if (!everywhere) {
+    refused_ = true;
+    return false;
+  }
   window_ = window;
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, window_);
   segments_.assign(static_cast<size_t>(size_), nullptr);
@@ -141,6 +172,27 @@ bool SharedExchange::allocate(int64_t half_bytes) {
   }
   calls_ = 0;
   return true;
+}
+
+bool SharedExchange::take_window(bool pays) {
+  if (refused_) return false;
+  bool window = true;
+  if (config().shared_collectives != SharedCollectives::Always) {
+    if (agreed_ && !window_next_ && host_calls_left_ > 0) {
+      --host_calls_left_;
+      window = false;
+    } else if (agreed_ && window_next_) {
+      window = true;
+    } else {
+      int any_pays = pays ? 1 : 0;
+      PMPI_Allreduce(MPI_IN_PLACE, &any_pays, 1, MPI_INT, MPI_MAX, comm_);
+      agreed_ = true;
+      window = window_next_ = any_pays != 0;
+      host_calls_left_ = kHostCallsBetweenAgreements;
+    }
+  }
+  if (window && window_ == MPI_WIN_NULL) return allocate(kMinHalfBytes);
+  return window;
 }
 
 int SharedExchange::write(const std::vector<int>& destinations, const std::vector<int64_t>& bytes,
@@ -161,21 +213,25 @@ int SharedExchange::write(const std::vector<int>& destinations, const std::vecto
 
 int SharedExchange::exchange(const std::vector<int>& destinations,
                              const std::vector<int64_t>& bytes, const Fill& fill,
-                             const std::vector<int>& sources, const Drain& drain) {
+                             const std::vector<int>& sources, const Drain& drain, bool pays_next) {
   int64_t total = 0;
   for (int64_t b : bytes) total += b;
   const int64_t need = data_start(destinations.size()) + total;
   int half = static_cast<int>(calls_++ & 1);
   int rc = MPI_SUCCESS;
   // A rank whose half is too small says how much it needs; then every rank reallocates.
-  // The same reduction tells every rank that all outgoing blocks are written.
-  int64_t grow = 0;
+  // The same reduction tells every rank that all outgoing blocks are written, and whether the
+  // window pays for the next call on some rank (take_window).
+  int64_t grow_and_pays[2] = {0, pays_next ? 1 : 0};
+  int64_t& grow = grow_and_pays[0];
   if (need <= half_bytes_[static_cast<size_t>(rank_)])
     rc = write(destinations, bytes, fill, half);
   else
     grow = need;
   PMPI_Win_sync(window_);
-  PMPI_Allreduce(MPI_IN_PLACE, &grow, 1, MPI_INT64_T, MPI_MAX, comm_);
+  PMPI_Allreduce(MPI_IN_PLACE, grow_and_pays, 2, MPI_INT64_T, MPI_MAX, comm_);
+  window_next_ = grow_and_pays[1] != 0;
+  host_calls_left_ = kHostCallsBetweenAgreements;
   if (grow > 0) {
     const int64_t own = half_bytes_[static_cast<size_t>(rank_)];
     if (!allocate(std::max(own, need + need / 4))) return kNotExchanged;

@@ -59,14 +59,18 @@ TEST_F(CollectiveStats, CountsCallsLoomPacked) {
   EXPECT_EQ(stats_now().collective_packed, before_dense.collective_packed);
 }
 
-// LOOM_SHARED_COLLECTIVES=0, or ranks on more than one node (LOOM_RANKS_PER_NODE), keep
-// neighbourhood all-to-alls on the host's exchange.
-bool shared_window_expected() {
-  if (loom::test::loom_disabled_by_env()) return false;
+// Which calls the same-node window of neighbourhood all-to-alls may carry: none
+// (LOOM_SHARED_COLLECTIVES=0, LOOM_DISABLE=1, or ranks on more than one node by
+// LOOM_RANKS_PER_NODE), those the ranks agree it pays for (the default), or all
+// (LOOM_SHARED_COLLECTIVES=1).
+enum class WindowMode { Never, WherePays, Always };
+WindowMode window_mode() {
+  if (loom::test::loom_disabled_by_env()) return WindowMode::Never;
   const char* shared = std::getenv("LOOM_SHARED_COLLECTIVES");
-  if (shared && std::strcmp(shared, "0") == 0) return false;
+  if (shared && std::strcmp(shared, "0") == 0) return WindowMode::Never;
   const char* per_node = std::getenv("LOOM_RANKS_PER_NODE");
-  return !per_node || std::atoi(per_node) <= 0 || std::atoi(per_node) >= g_size;
+  if (per_node && std::atoi(per_node) > 0 && std::atoi(per_node) < g_size) return WindowMode::Never;
+  return shared && std::strcmp(shared, "1") == 0 ? WindowMode::Always : WindowMode::WherePays;
 }
 
 TEST_F(CollectiveStats, NeighbourhoodAllToAllsUseTheSharedWindowOnOneNode) {
@@ -76,13 +80,97 @@ TEST_F(CollectiveStats, NeighbourhoodAllToAllsUseTheSharedWindowOnOneNode) {
   run(Coll::NeighborAlltoallw, Topology::RepeatedEdges, c);  // Loom once, the host once
   run(Coll::NeighborAlltoall, Topology::Line, c);
   const loom_stats shared = stats_now();
+  // Blocks of 48 bytes: where the window must pay, it does not (transport::window_pays).
   EXPECT_EQ(shared.collective_shared,
-            before.collective_shared + (shared_window_expected() ? 2 : 0));
+            before.collective_shared + (window_mode() == WindowMode::Always ? 2 : 0));
   // A periodic dimension of two ranks names one neighbour twice, and MPICH pairs the
   // repeated edges of MPI_Neighbor_alltoall its own way: both keep the host's exchange.
   run(Coll::NeighborAlltoall, Topology::Cart, c);
   run(Coll::NeighborAlltoall, Topology::RepeatedEdges, c);
   EXPECT_EQ(stats_now().collective_shared, shared.collective_shared);
+}
+
+// A ring: each rank sends to the next and receives from the previous.
+MPI_Comm ring() {
+  const int next = (g_rank + 1) % g_size, previous = (g_rank + g_size - 1) % g_size;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &previous, MPI_UNWEIGHTED, 1, &next,
+                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
+  return comm;
+}
+
+// One MPI_Neighbor_alltoall of `count` elements of `type` a block on `comm`, through Loom and
+// through the host on identical inputs: the receive blocks must be identical.
+void expect_neighbour_alltoall_as_host(MPI_Comm comm, int count, MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  const size_t bytes = static_cast<size_t>(extent) * static_cast<size_t>(count);
+  std::vector<unsigned char> send(bytes), loom(bytes, 0xAA), host(bytes, 0xAA);
+  for (size_t i = 0; i < bytes; ++i) send[i] = static_cast<unsigned char>(g_rank * 31 + i);
+  ASSERT_EQ(MPI_Neighbor_alltoall(send.data(), count, type, loom.data(), count, type, comm),
+            MPI_SUCCESS);
+  ASSERT_EQ(PMPI_Neighbor_alltoall(send.data(), count, type, host.data(), count, type, comm),
+            MPI_SUCCESS);
+  EXPECT_TRUE(loom == host) << "receive blocks differ from the host's";
+}
+
+// Vector of `ints` ints, one every two: Loom packs it.
+MPI_Datatype strided_ints(int ints) {
+  MPI_Datatype type;
+  MPI_Type_vector(ints, 1, 2, MPI_INT, &type);
+  MPI_Type_commit(&type);
+  return type;
+}
+
+TEST_F(CollectiveStats, TheWindowCarriesTheCallsWhereItPays) {
+  // SharedExchange::kHostCallsBetweenAgreements: host calls before the ranks agree again.
+  constexpr int kHostCallsBetweenAgreements = 64;
+  MPI_Comm comm = ring();
+  // 4 KiB a block, sent and received: 8 KiB packed, where the window pays; 4 ints a block of
+  // plain MPI_INT it never does.
+  MPI_Datatype large = strided_ints(1024);
+  const WindowMode mode = window_mode();
+  auto shared_now = [] { return stats_now().collective_shared; };
+  const uint64_t start = shared_now();
+
+  // The communicator's first call agrees: the host carries it, and the next 64.
+  expect_neighbour_alltoall_as_host(comm, 4, MPI_INT);
+  EXPECT_EQ(shared_now(), start + (mode == WindowMode::Always ? 1 : 0));
+  for (int i = 0; i < kHostCallsBetweenAgreements; ++i)
+    expect_neighbour_alltoall_as_host(comm, 1, large);
+  EXPECT_EQ(shared_now(),
+            start + (mode == WindowMode::Always ? 1 + kHostCallsBetweenAgreements : 0));
+  // Then they agree again, on a call that pays: the window carries it.
+  expect_neighbour_alltoall_as_host(comm, 1, large);
+  const uint64_t agreed = shared_now();
+  EXPECT_EQ(agreed, start + (mode == WindowMode::Always      ? 2 + kHostCallsBetweenAgreements
+                             : mode == WindowMode::WherePays ? 1
+                                                             : 0));
+  // A call after one the window carried goes as that call's reduction said (it paid), and
+  // says that the next one would not pay.
+  expect_neighbour_alltoall_as_host(comm, 4, MPI_INT);
+  EXPECT_EQ(shared_now(), agreed + (mode == WindowMode::Never ? 0 : 1));
+  expect_neighbour_alltoall_as_host(comm, 4, MPI_INT);
+  EXPECT_EQ(shared_now(), agreed + (mode == WindowMode::Always  ? 2
+                                    : mode == WindowMode::Never ? 0
+                                                                : 1));
+  MPI_Type_free(&large);
+  MPI_Comm_free(&comm);
+}
+
+TEST_F(CollectiveStats, OneRankWhoseCallPaysTakesEveryRankThroughTheWindow) {
+  // Rank 0 packs 2 KiB blocks (4 KiB sent and received: the window pays); the others send and
+  // receive the same 512 ints as plain MPI_INT (4 KiB: it pays on no host).
+  MPI_Comm comm = ring();
+  MPI_Datatype strided = strided_ints(512);
+  const uint64_t start = stats_now().collective_shared;
+  if (g_rank == 0)
+    expect_neighbour_alltoall_as_host(comm, 1, strided);
+  else
+    expect_neighbour_alltoall_as_host(comm, 512, MPI_INT);
+  EXPECT_EQ(stats_now().collective_shared, start + (window_mode() == WindowMode::Never ? 0 : 1));
+  MPI_Type_free(&strided);
+  MPI_Comm_free(&comm);
 }
 
 TEST_F(CollectiveStats, CountsTypesLeftToTheHost) {
