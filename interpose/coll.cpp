@@ -53,6 +53,8 @@
 // Both sides plain; all-to-alls also without any codec requested (docs/compress.md).
 #define LOOM_PLAIN_SIDES loom::ops::collective_passes_through(sendbuf, sendtype, recvbuf, recvtype)
 #define LOOM_PLAIN_ALLTOALL (!loom::ops::compression_requested() && LOOM_PLAIN_SIDES)
+#define LOOM_PLAIN_UNIFORM \
+  loom::ops::uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
 // The rooted collectives: the sides significant on this rank plain (`gather`: a gather's).
 #define LOOM_PLAIN_ROOTED(gather) \
   loom::ops::rooted_passes_through(comm, root, gather, sendbuf, sendtype, recvbuf, recvtype)
@@ -91,13 +93,13 @@
 
 // clang-format off
 LOOM_PASSING_COLLECTIVE(Alltoall, alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
-                        LOOM_NO_ARRAYS, LOOM_PLAIN_ALLTOALL)
+                        LOOM_NO_ARRAYS, !loom::ops::compression_requested() && LOOM_PLAIN_UNIFORM)
 LOOM_PASSING_COLLECTIVE(Alltoallv, alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS),
                         LOOM_V_ARRAYS(AllToAllV), LOOM_PLAIN_ALLTOALL)
 LOOM_COLLECTIVE(Alltoallw, alltoallw, (LOOM_W_PARAMS(int)), (LOOM_W_ARGS),
                 LOOM_W_ARRAYS(AllToAllW))
 LOOM_PASSING_COLLECTIVE(Allgather, allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
-                        LOOM_NO_ARRAYS, LOOM_PLAIN_SIDES)
+                        LOOM_NO_ARRAYS, LOOM_PLAIN_UNIFORM)
 LOOM_PASSING_COLLECTIVE(Allgatherv, allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS),
                         LOOM_GATHERV_ARRAYS(AllGatherV, 0), LOOM_PLAIN_SIDES)
 LOOM_PASSING_COLLECTIVE(Gather, gather, (LOOM_UNIFORM_PARAMS, int root),

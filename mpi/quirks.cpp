@@ -21,6 +21,11 @@ int host_typed_warmup_messages() {
   return host_is_mpich() ? 16 : 0;
 }
 
+bool host_moves_one_run_elements_as_bytes() {
+  static const bool moves = !host_is_mpich();
+  return moves;
+}
+
 bool host_receives_packed_into_mixed_types() {
   return !host_is_mpich();
 }

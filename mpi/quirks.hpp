@@ -35,6 +35,11 @@ bool host_copies_contiguous_through_its_queue();
 // messages at 93-117 us, then 41-47 us; counted in messages, not time: spinning 2 ms between
 // them changes nothing); Open MPI runs at speed from its second message.
 int host_typed_warmup_messages();
+// Whether the host's collectives move a block that is one element of a type whose data is one
+// contiguous run (its extent may be larger) as fast as the same bytes of MPI_BYTE: Open MPI's
+// convertor copies such an element whole. MPICH 4.0's typed collectives of one such int a block
+// take 1.6-3.1x its byte ones (docs/collectives.md, "Small calls").
+bool host_moves_one_run_elements_as_bytes();
 // Whether the host receives a contiguous message of over ~8 KiB into a datatype with more than
 // one basic type. MPICH 4.0 cannot, so Loom does not send such types packed there.
 bool host_receives_packed_into_mixed_types();

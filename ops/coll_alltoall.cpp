@@ -101,8 +101,15 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   if (int rc; compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                   nullptr, &rc))
     return rc;
-  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
+  if (uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
     return host().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  if (int rank, size; intracommunicator(comm, &rank, &size))
+    if (SmallCall call; small_call(uniform(sendbuf, size, sendcount, sendtype),
+                                   uniform(recvbuf, size, recvcount, recvtype), &call))
+      return run_small(call, [&](const void* send, int sent, MPI_Datatype send_type, void* recv,
+                                 int received, MPI_Datatype recv_type) {
+        return host().Alltoall(send, sent, send_type, recv, received, recv_type, comm);
+      });
   return run_blocking(
       comm,
       [&](Exchange& ex) {
@@ -124,7 +131,7 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
               compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                   later.request, &rc))
     return rc;
-  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
+  if (uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
     return LOOM_HOST_LATER(later, Alltoall, alltoall, sendbuf, sendcount, sendtype, recvbuf,
                            recvcount, recvtype, comm);
   return run_later(

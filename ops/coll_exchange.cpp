@@ -230,6 +230,70 @@ int move_run(const Piece& piece, int first, int blocks, char* packed, bool pack,
   return MPI_SUCCESS;
 }
 
+namespace {
+
+bool small_side(const UserSide& user, const std::vector<uint8_t>* skip, SmallSide* side) {
+  if (user.base == MPI_IN_PLACE || user.count < 0 || user.blocks < 0 ||
+      !route_of(user.type, &side->route) || side->route.kind == TypeRoute::Kind::HostPack ||
+      device_memory(user.base))
+    return false;
+  const int64_t bytes = user.count * side->route.size;
+  if (!fits_int(bytes) || (side->staged() && bytes * user.blocks > kStackStagingBytes))
+    return false;
+  side->user = at(user.base, 0);
+  side->blocks = user.blocks;
+  side->count = user.count;
+  side->bytes = static_cast<int>(bytes);
+  side->skip = skip;
+  side->as_written =
+      side->route.kind == TypeRoute::Kind::Plan && host_moves_whole(*side->route.plan, user.count);
+  return true;
+}
+
+// The bytes Loom packs or unpacks on a side.
+uint64_t small_bytes(const SmallSide& side) {
+  if (!side.staged()) return 0;
+  int blocks = side.blocks;
+  if (side.skip)
+    for (uint8_t skipped : *side.skip) blocks -= skipped;
+  return static_cast<uint64_t>(int64_t{blocks} * side.bytes);
+}
+
+}  // namespace
+
+bool small_call(const UserSide& send, const UserSide& recv, SmallCall* call,
+                const std::vector<uint8_t>* send_skip, const std::vector<uint8_t>* recv_skip) {
+  if (!small_side(send, send_skip, &call->send) || !small_side(recv, recv_skip, &call->recv))
+    return false;
+  if (const uint64_t bytes = small_bytes(call->send) + small_bytes(call->recv);
+      call->send.staged() || call->recv.staged())
+    count_call(kPacked, kBytes, bytes);
+  return true;
+}
+
+void move_small(const SmallSide& side, char* staging, bool pack) {
+  KernelTimer timer(pack ? kPackTime : kUnpackTime);
+  const pack::Plan& plan = side.route.plan->plan;
+  if (!side.skip) {
+    const int64_t elements = side.count * side.blocks;
+    if (pack)
+      plan.pack(side.user, elements, staging);
+    else
+      plan.unpack(staging, elements, side.user);
+    return;
+  }
+  const int64_t stride = side.count * side.route.extent;
+  for (int b = 0; b < side.blocks; ++b) {
+    if ((*side.skip)[static_cast<size_t>(b)]) continue;
+    char* user = side.user + b * stride;
+    char* bytes = staging + int64_t{b} * side.bytes;
+    if (pack)
+      plan.pack(user, side.count, bytes);
+    else
+      plan.unpack(bytes, side.count, user);
+  }
+}
+
 bool is_left_to_host(MPI_Datatype type) {
   TypeRoute route;
   return type != MPI_DATATYPE_NULL && route_of(type, &route) &&

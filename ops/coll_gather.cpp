@@ -260,6 +260,13 @@ int bcast_count(const Exchange& ex) {
 
 int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (int rank, size; intracommunicator(comm, &rank, &size))
+    if (SmallCall call; small_call(uniform(sendbuf, 1, sendcount, sendtype),
+                                   uniform(recvbuf, size, recvcount, recvtype), &call))
+      return run_small(call, [&](const void* send, int sent, MPI_Datatype send_type, void* recv,
+                                 int received, MPI_Datatype recv_type) {
+        return host().Allgather(send, sent, send_type, recv, received, recv_type, comm);
+      });
   return run_blocking(
       comm,
       [&](Exchange& ex) {

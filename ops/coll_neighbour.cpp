@@ -96,15 +96,20 @@ bool names_a_peer_twice(std::vector<int> ranks) {
 // window pays (transport::window_pays), and whether the host may run the call as written.
 struct Part {
   int64_t moved = 0;  // bytes sent plus bytes received
-  bool plain = true;  // every side basic or contiguous, in host memory
-  void add(const void* buf, int64_t elements, MPI_Datatype type) {
+  bool plain = true;  // every side basic, contiguous or moved whole by the host, in host memory
+  // `elements` in blocks of at most `most_a_block` elements.
+  void add(const void* buf, int64_t elements, int64_t most_a_block, MPI_Datatype type) {
     TypeRoute route;
     if (!route_of(type, &route)) {
       plain = false;  // the full path, where the host reports it
       return;
     }
     moved += elements * route.size;
-    plain = plain && route.kind == TypeRoute::Kind::Direct && !exec::device_memory(buf);
+    plain =
+        plain &&
+        (route.kind == TypeRoute::Kind::Direct ||
+         (route.kind == TypeRoute::Kind::Plan && host_moves_whole(*route.plan, most_a_block))) &&
+        !exec::device_memory(buf);
   }
 };
 
@@ -114,14 +119,46 @@ int64_t sum(const int* counts, int n) {
   return total;
 }
 
+int64_t most(const int* counts, int n) {
+  int64_t largest = 0;
+  for (int i = 0; counts && i < n; ++i) largest = std::max<int64_t>(largest, counts[i]);
+  return largest;
+}
+
+// The MPI_PROC_NULL neighbours of `comm` (absent_neighbours), kept with its window state where
+// it has one (`shared`): null where there are none.
+struct Absence {
+  const std::vector<uint8_t>* sources = nullptr;
+  const std::vector<uint8_t>* destinations = nullptr;
+  std::vector<uint8_t> own_sources, own_destinations;  // without window state
+};
+
+bool any_absent(const std::vector<uint8_t>& absent) {
+  return std::find(absent.begin(), absent.end(), uint8_t{1}) != absent.end();
+}
+
+void find_absence(MPI_Comm comm, SharedExchange* shared, Absence* absence) {
+  std::vector<uint8_t>* sources = &absence->own_sources;
+  std::vector<uint8_t>* destinations = &absence->own_destinations;
+  if (shared) {
+    sources = &shared->absent_sources;
+    destinations = &shared->absent_destinations;
+  }
+  if (!shared || !shared->absence_known) absent_neighbours(comm, sources, destinations);
+  if (shared) shared->absence_known = true;
+  absence->sources = any_absent(*sources) ? sources : nullptr;
+  absence->destinations = any_absent(*destinations) ? destinations : nullptr;
+}
+
 // Blocking neighbourhood all-to-alls: through the same-node window when the communicator has
 // one and its ranks agree that it pays (SharedExchange::take_window), otherwise as run_blocking,
 // or the host's call as written when this rank's types are plain. MPICH 4.0 pairs the repeated
 // edges of MPI_Neighbor_alltoall the other way round from its v and w forms (and from
 // Open MPI), so `uniform` calls on a graph with repeated edges keep the host's exchange.
-// `part(in, out)` tells this rank's Part.
-template <typename PartOf, typename Describe, typename OnBytes, typename AsWritten>
-int run_neighbourhood(MPI_Comm comm, bool uniform, PartOf part_of, Describe describe,
+// `part(in, out)` tells this rank's Part. A call the window does not carry runs as a small call
+// where `small(in, out, shared, &rc)` does (true, `rc` its result).
+template <typename PartOf, typename Small, typename Describe, typename OnBytes, typename AsWritten>
+int run_neighbourhood(MPI_Comm comm, bool uniform, PartOf part_of, Small small, Describe describe,
                       OnBytes on_bytes, AsWritten as_written) {
   int in = 0, out = 0;
   SharedExchange* shared = transport::neighbourhood_window(comm);
@@ -142,6 +179,7 @@ int run_neighbourhood(MPI_Comm comm, bool uniform, PartOf part_of, Describe desc
   const bool pays = window_fits && transport::window_pays(part.moved, !part.plain);
   const bool window = window_fits && shared->take_window(pays);
   if (!window && part.plain) return as_written();
+  if (int rc = MPI_SUCCESS; !window && topology && small(in, out, shared, &rc)) return rc;
   Exchange ex(comm);
   if (!describe(ex)) return as_written();
   if (window) {
@@ -164,9 +202,24 @@ int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
       comm, true,
       [&](int in, int out) {
         Part part;
-        part.add(sendbuf, int64_t{out} * sendcount, sendtype);
-        part.add(recvbuf, int64_t{in} * recvcount, recvtype);
+        part.add(sendbuf, int64_t{out} * sendcount, sendcount, sendtype);
+        part.add(recvbuf, int64_t{in} * recvcount, recvcount, recvtype);
         return part;
+      },
+      [&](int in, int out, SharedExchange* shared, int* rc) {
+        if (sendbuf == MPI_IN_PLACE) return false;  // erroneous: the host reports it
+        Absence absence;
+        find_absence(comm, shared, &absence);
+        SmallCall call;
+        if (!small_call(uniform(sendbuf, out, sendcount, sendtype),
+                        uniform(recvbuf, in, recvcount, recvtype), &call, absence.destinations,
+                        absence.sources))
+          return false;
+        *rc = run_small(call, [&](const void* send, int sent, MPI_Datatype send_type, void* recv,
+                                  int received, MPI_Datatype recv_type) {
+          return host().Neighbor_alltoall(send, sent, send_type, recv, received, recv_type, comm);
+        });
+        return true;
       },
       [&](Exchange& ex) {
         return describe_neighbor_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -208,10 +261,11 @@ int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sd
       comm, false,
       [&](int in, int out) {
         Part part;
-        part.add(sendbuf, sum(sendcounts, out), sendtype);
-        part.add(recvbuf, sum(recvcounts, in), recvtype);
+        part.add(sendbuf, sum(sendcounts, out), most(sendcounts, out), sendtype);
+        part.add(recvbuf, sum(recvcounts, in), most(recvcounts, in), recvtype);
         return part;
       },
+      [](int, int, SharedExchange*, int*) { return false; },  // not uniform
       [&](Exchange& ex) {
         return describe_neighbor_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                            recvcounts, rdispls, recvtype, comm);
@@ -257,11 +311,12 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
       [&](int in, int out) {
         Part part;
         for (int i = 0; sendcounts && sendtypes && i < out; ++i)
-          part.add(sendbuf, sendcounts[i], sendtypes[i]);
+          part.add(sendbuf, sendcounts[i], sendcounts[i], sendtypes[i]);
         for (int i = 0; recvcounts && recvtypes && i < in; ++i)
-          part.add(recvbuf, recvcounts[i], recvtypes[i]);
+          part.add(recvbuf, recvcounts[i], recvcounts[i], recvtypes[i]);
         return part;
       },
+      [](int, int, SharedExchange*, int*) { return false; },  // not uniform
       [&](Exchange& ex) {
         return describe_neighbor_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                            recvcounts, rdispls, recvtypes, comm);

@@ -146,10 +146,6 @@ class TrialClock {
   double extra_ = 0;
 };
 
-// Blocking messages of host memory up to this size are staged on the stack: on small messages a
-// pooled buffer's take and give are a large part of Loom's work (docs/p2p.md, "Small messages").
-constexpr int64_t kStackStagingBytes = 2048;
-
 bool stages_on_stack(const Route& r) {
   return !r.device && r.bytes <= kStackStagingBytes;
 }

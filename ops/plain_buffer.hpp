@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "exec/device_memory.hpp"
+#include "mpi/quirks.hpp"
 #include "mpi/type_registry.hpp"
 
 namespace loom::ops {
@@ -14,6 +15,23 @@ namespace loom::ops {
 [[gnu::always_inline]] inline bool plain_host_buffer(const void* buf, MPI_Datatype type) {
   const mpi::TypePlan* plan = mpi::find_plan(type);
   return plan && plan->plan.dense() && !exec::device_memory(buf);
+}
+
+// A collective's block of `count` elements of `plan` that the host moves as fast as the same
+// bytes, so that Loom need not pack it: one element whose data is one contiguous run, on a host
+// whose collectives move such an element whole (mpi::host_moves_one_run_elements_as_bytes).
+[[gnu::always_inline]] inline bool host_moves_whole(const mpi::TypePlan& plan, int64_t count) {
+  return count == 1 && plan.plan.one_run() && mpi::host_moves_one_run_elements_as_bytes();
+}
+
+// One side of a uniform collective (`count` elements a block) that the host serves as written
+// as fast as Loom would: MPI_IN_PLACE, plain, or moved whole (host_moves_whole), in host memory.
+[[gnu::always_inline]] inline bool host_serves_uniform_side(const void* buf, int count,
+                                                            MPI_Datatype type) {
+  if (buf == MPI_IN_PLACE) return true;
+  const mpi::TypePlan* plan = mpi::find_plan(type);
+  return plan && (plan->plan.dense() || host_moves_whole(*plan, count)) &&
+         !exec::device_memory(buf);
 }
 
 }  // namespace loom::ops

@@ -108,7 +108,7 @@ Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa)
     if (op.kind == Op::Kind::Loop) op.first += shift, op.last += shift;
   ops_.insert(ops_.begin(), program.begin(), program.end());
   top_ops_ = shift;
-  dense_ = top_ops_ == 1 && ops_[0].kind == Op::Kind::Copy && extent_ == size_;
+  dense_ = one_run() && extent_ == size_;
 }
 
 // One List op over copies [first, last). Lengths that vary make the copy loop branch

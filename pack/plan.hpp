@@ -47,6 +47,8 @@ class Plan {
   int64_t extent() const { return extent_; }
   Isa isa() const { return isa_; }
   bool dense() const { return dense_; }  // any count is one contiguous copy
+  // One element is one contiguous copy (its extent may be larger).
+  bool one_run() const { return top_ops_ == 1 && ops_[0].kind == Op::Kind::Copy; }
   // Packs `count` elements starting at `base` (which may be MPI_BOTTOM, i.e. null, with
   // absolute displacements) into `packed`, which receives count * size() bytes.
   void pack(const void* base, int64_t count, void* packed) const;

@@ -28,6 +28,11 @@ inline const runtime::Counter kRecvHost = runtime::register_counter("p2p", "recv
 inline const runtime::Counter kRecvBytes = runtime::register_counter("p2p", "recv", "bytes");
 inline const bool kP2pFormat = runtime::format_area("p2p", {30});
 
+// Blocking messages and small collectives of host memory up to this size are staged on the stack:
+// on small messages a pooled buffer's take and give are a large part of Loom's work (docs/p2p.md,
+// "Small messages").
+constexpr int64_t kStackStagingBytes = 2048;
+
 class StagingBuffer {
  public:
   StagingBuffer() = default;

@@ -173,6 +173,49 @@ TEST_F(CollectiveStats, OneRankWhoseCallPaysTakesEveryRankThroughTheWindow) {
   MPI_Comm_free(&comm);
 }
 
+// Small uniform calls (ops/coll_exchange.hpp, run_small): one element of one dense run a block
+// goes to a host that moves it whole as written, with no Loom counter when both sides do, and
+// beside a side Loom packs on the stack when the other side needs packing; elsewhere both sides
+// are packed. Every receive buffer against the host's own call.
+TEST_F(CollectiveStats, SmallCallsPackOnTheStackBesideSidesTheHostMovesWhole) {
+  MPI_Datatype dense, run, spaced;  // three ints: one run in 16 bytes, and one every two ints
+  ASSERT_EQ(MPI_Type_contiguous(3, MPI_INT, &dense), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_create_resized(dense, 0, 16, &run), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&run), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_vector(3, 1, 2, MPI_INT, &spaced), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&spaced), MPI_SUCCESS);
+  const auto p = static_cast<size_t>(g_size);
+  const uint64_t block_bytes = 3 * sizeof(int);
+  std::vector<int> send(4 * p);
+  for (size_t i = 0; i < send.size(); ++i) send[i] = g_rank * 1000 + static_cast<int>(i);
+  const bool loom = !loom::test::loom_disabled_by_env();
+  const bool whole = loom::test::kHostMovesOneRunElementsAsBytes;
+  struct Expected {
+    uint64_t packed, bytes;
+  };
+  auto check = [&](MPI_Datatype recv_type, size_t recv_ints, Expected expected) {
+    std::vector<int> via_loom(recv_ints * p, -1), via_host(recv_ints * p, -1);
+    const loom_stats before = stats_now();
+    ASSERT_EQ(MPI_Alltoall(send.data(), 1, run, via_loom.data(), 1, recv_type, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    const loom_stats after = stats_now();
+    ASSERT_EQ(PMPI_Alltoall(send.data(), 1, run, via_host.data(), 1, recv_type, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    EXPECT_EQ(via_loom, via_host);
+    EXPECT_EQ(after.collective_packed - before.collective_packed, loom ? expected.packed : 0);
+    EXPECT_EQ(after.collective_packed_bytes - before.collective_packed_bytes,
+              loom ? expected.bytes : 0);
+    EXPECT_EQ(after.collective_host, before.collective_host);  // moved whole: as contiguous
+  };
+  // Both sides one run: the host's call as written where it moves them whole.
+  check(run, 4, whole ? Expected{0, 0} : Expected{1, 2 * block_bytes * p});
+  // The receive side spaced: unpacked by Loom from the stack, the send side as written or packed.
+  check(spaced, 5, whole ? Expected{1, block_bytes * p} : Expected{1, 2 * block_bytes * p});
+  MPI_Type_free(&dense);
+  MPI_Type_free(&run);
+  MPI_Type_free(&spaced);
+}
+
 TEST_F(CollectiveStats, CountsTypesLeftToTheHost) {
   ASSERT_FALSE(no_plan().empty());
   Case c;

@@ -73,9 +73,9 @@ struct Family {
   int max_amount = 2;  // derived elements per block at most
 };
 
-constexpr const char* kFamilyNames[] = {"contiguous",         "vector",      "subarray",
-                                        "indexed_block",      "struct_gaps", "resized_vector",
-                                        "resized_contiguous", "offset_dense"};
+constexpr const char* kFamilyNames[] = {"contiguous",         "vector",       "subarray",
+                                        "indexed_block",      "struct_gaps",  "resized_vector",
+                                        "resized_contiguous", "offset_dense", "one_run_element"};
 constexpr int kFamilies = static_cast<int>(std::size(kFamilyNames));
 
 inline const std::vector<Family>& families() {
@@ -113,6 +113,9 @@ inline const std::vector<Family>& families() {
       MPI_Type_create_hindexed(1, &length, &offset, MPI_INT, &t);
       f.push_back({kFamilyNames[7], test_type(committed(t), 3), one_int});
     }
+    // One element a block, one dense run in a larger extent: a block the host may move whole.
+    MPI_Type_contiguous(3, MPI_INT, &t);
+    f.push_back({kFamilyNames[8], test_type(resized(t, 0, 16), 3), one_int, 1});
     return f;
   }();
   return all;

@@ -20,6 +20,10 @@ constexpr bool kHostInPlaceAlltoallwFails = kHostIsMpich;
 constexpr long kHostTypedAsFastFromBytes = kHostIsMpich ? 16384 : -1;  // -1: never
 constexpr long kHostTypedAsFastAboveBlock = 128;
 
+// Whether the host's collectives move one element of a one-run type as fast as its bytes
+// (mpi/quirks.hpp, host_moves_one_run_elements_as_bytes): Loom then leaves such a side as written.
+constexpr bool kHostMovesOneRunElementsAsBytes = !kHostIsMpich;
+
 // Messages of a kind's trial wait that warm the host's typed path up (mpi/quirks.hpp,
 // host_typed_warmup_messages): the wait's last ones go to the host.
 constexpr int kHostTypedWarmupMessages = kHostIsMpich ? 16 : 0;
