@@ -367,18 +367,6 @@ void neighbour_lists(MPI_Comm comm, int in, int out, std::vector<int>* sources,
   destinations->resize(static_cast<size_t>(out));
 }
 
-void absent_neighbours(MPI_Comm comm, std::vector<uint8_t>* sources,
-                       std::vector<uint8_t>* destinations) {
-  int in = 0, out = 0;
-  neighbour_degrees(comm, &in, &out);
-  std::vector<int> from, to;
-  neighbour_lists(comm, in, out, &from, &to);
-  sources->assign(from.size(), 0);
-  for (size_t i = 0; i < from.size(); ++i) (*sources)[i] = from[i] == MPI_PROC_NULL;
-  destinations->assign(to.size(), 0);
-  for (size_t i = 0; i < to.size(); ++i) (*destinations)[i] = to[i] == MPI_PROC_NULL;
-}
-
 bool refused_on_device(const Exchange& ex) {
   return ex.send.unstageable_device || ex.recv.unstageable_device;
 }

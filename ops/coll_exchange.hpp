@@ -425,11 +425,6 @@ bool neighbourhood(MPI_Comm comm, int* in, int* out, bool types_left_to_host);
 void neighbour_lists(MPI_Comm comm, int in, int out, std::vector<int>* sources,
                      std::vector<int>* destinations);
 
-// Which receive blocks come from MPI_PROC_NULL and which all-to-all send blocks go to it (a
-// non-periodic Cartesian border): 1 in `sources`' and `destinations`' entries.
-void absent_neighbours(MPI_Comm comm, std::vector<uint8_t>* sources,
-                       std::vector<uint8_t>* destinations);
-
 // ---- One description per collective ---------------------------------------------------
 // Each fills `ex` and returns true, or returns false when the host must run the call as
 // the user wrote it.

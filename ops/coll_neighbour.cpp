@@ -14,6 +14,48 @@ namespace loom::ops {
 using namespace loom::ops::coll;  // NOLINT: the shared machinery
 namespace {
 
+// The neighbour lists of `comm` in block order and which entries are MPI_PROC_NULL (1), kept
+// with its window state where it has one (a topology never changes), asked of the host on every
+// call otherwise. `absent_*`: null where none is.
+struct Neighbours {
+  const std::vector<int>* sources = nullptr;
+  const std::vector<int>* destinations = nullptr;
+  const std::vector<uint8_t>* absent_sources = nullptr;
+  const std::vector<uint8_t>* absent_destinations = nullptr;
+  // Without window state.
+  std::vector<int> own_sources, own_destinations;
+  std::vector<uint8_t> own_absent_sources, own_absent_destinations;
+};
+
+const std::vector<uint8_t>* any_absent(const std::vector<uint8_t>& absent) {
+  return std::find(absent.begin(), absent.end(), uint8_t{1}) != absent.end() ? &absent : nullptr;
+}
+
+void mark_absent(const std::vector<int>& ranks, std::vector<uint8_t>* absent) {
+  absent->resize(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) (*absent)[i] = ranks[i] == MPI_PROC_NULL;
+}
+
+void find_neighbours(MPI_Comm comm, SharedExchange* shared, Neighbours* n) {
+  std::vector<int>* sources = shared ? &shared->neighbour_sources : &n->own_sources;
+  std::vector<int>* destinations = shared ? &shared->neighbour_destinations : &n->own_destinations;
+  std::vector<uint8_t>* absent_sources = shared ? &shared->absent_sources : &n->own_absent_sources;
+  std::vector<uint8_t>* absent_destinations =
+      shared ? &shared->absent_destinations : &n->own_absent_destinations;
+  if (!shared || !shared->lists_known) {
+    int in = 0, out = 0;
+    neighbour_degrees(comm, &in, &out);
+    neighbour_lists(comm, in, out, sources, destinations);
+    mark_absent(*sources, absent_sources);
+    mark_absent(*destinations, absent_destinations);
+    if (shared) shared->lists_known = true;
+  }
+  n->sources = sources;
+  n->destinations = destinations;
+  n->absent_sources = any_absent(*absent_sources);
+  n->absent_destinations = any_absent(*absent_destinations);
+}
+
 // Neighbourhood collectives: the host leaves the blocks of MPI_PROC_NULL sources alone, and an
 // all-to-all's blocks for MPI_PROC_NULL destinations (`per_destination`) go nowhere.
 bool describe_neighbourhood(Exchange& ex, MPI_Comm comm, const void* sendbuf, const UserSide& send,
@@ -24,9 +66,16 @@ bool describe_neighbourhood(Exchange& ex, MPI_Comm comm, const void* sendbuf, co
   if (!describe_sides(ex, &send, &recv)) return leave_to_host(types_left_to_host);
   const bool skip_sends = per_destination && ex.send.staged;
   if (ex.unpack || skip_sends) {
-    absent_neighbours(comm, &ex.absent, &ex.nowhere);
-    if (ex.unpack) ex.unpack_select.absent = &ex.absent;
-    if (skip_sends) ex.pack_send.absent = &ex.nowhere;
+    Neighbours n;
+    find_neighbours(comm, transport::neighbourhood_window(comm), &n);
+    if (ex.unpack && n.absent_sources) {
+      ex.absent = *n.absent_sources;
+      ex.unpack_select.absent = &ex.absent;
+    }
+    if (skip_sends && n.absent_destinations) {
+      ex.nowhere = *n.absent_destinations;
+      ex.pack_send.absent = &ex.nowhere;
+    }
   }
   return true;
 }
@@ -125,31 +174,6 @@ int64_t most(const int* counts, int n) {
   return largest;
 }
 
-// The MPI_PROC_NULL neighbours of `comm` (absent_neighbours), kept with its window state where
-// it has one (`shared`): null where there are none.
-struct Absence {
-  const std::vector<uint8_t>* sources = nullptr;
-  const std::vector<uint8_t>* destinations = nullptr;
-  std::vector<uint8_t> own_sources, own_destinations;  // without window state
-};
-
-bool any_absent(const std::vector<uint8_t>& absent) {
-  return std::find(absent.begin(), absent.end(), uint8_t{1}) != absent.end();
-}
-
-void find_absence(MPI_Comm comm, SharedExchange* shared, Absence* absence) {
-  std::vector<uint8_t>* sources = &absence->own_sources;
-  std::vector<uint8_t>* destinations = &absence->own_destinations;
-  if (shared) {
-    sources = &shared->absent_sources;
-    destinations = &shared->absent_destinations;
-  }
-  if (!shared || !shared->absence_known) absent_neighbours(comm, sources, destinations);
-  if (shared) shared->absence_known = true;
-  absence->sources = any_absent(*sources) ? sources : nullptr;
-  absence->destinations = any_absent(*destinations) ? destinations : nullptr;
-}
-
 // Blocking neighbourhood all-to-alls: through the same-node window when the communicator has
 // one and its ranks agree that it pays (SharedExchange::take_window), otherwise as run_blocking,
 // or the host's call as written when this rank's types are plain. MPICH 4.0 pairs the repeated
@@ -169,9 +193,9 @@ int run_neighbourhood(MPI_Comm comm, bool uniform, PartOf part_of, Small small, 
   const bool topology = shared || neighbour_degrees(comm, &in, &out);
   const Part part = topology ? part_of(in, out) : Part{0, false};
   if (shared && uniform && shared->repeated_neighbours < 0) {
-    std::vector<int> sources, destinations;
-    neighbour_lists(comm, in, out, &sources, &destinations);
-    int repeated = names_a_peer_twice(sources) || names_a_peer_twice(destinations);
+    Neighbours n;
+    find_neighbours(comm, shared, &n);
+    int repeated = names_a_peer_twice(*n.sources) || names_a_peer_twice(*n.destinations);
     PMPI_Allreduce(MPI_IN_PLACE, &repeated, 1, MPI_INT, MPI_MAX, comm);
     shared->repeated_neighbours = repeated;
   }
@@ -183,9 +207,9 @@ int run_neighbourhood(MPI_Comm comm, bool uniform, PartOf part_of, Small small, 
   Exchange ex(comm);
   if (!describe(ex)) return as_written();
   if (window) {
-    std::vector<int> sources, destinations;
-    neighbour_lists(comm, in, out, &sources, &destinations);
-    const int rc = ex.run_shared(*shared, sources, destinations, pays);
+    Neighbours n;
+    find_neighbours(comm, shared, &n);
+    const int rc = ex.run_shared(*shared, *n.sources, *n.destinations, pays);
     if (rc != SharedExchange::kNotExchanged) return rc;
   }
   if (int rc = ex.start(); rc != MPI_SUCCESS) return rc;
@@ -208,12 +232,12 @@ int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
       },
       [&](int in, int out, SharedExchange* shared, int* rc) {
         if (sendbuf == MPI_IN_PLACE) return false;  // erroneous: the host reports it
-        Absence absence;
-        find_absence(comm, shared, &absence);
+        Neighbours n;
+        find_neighbours(comm, shared, &n);
         SmallCall call;
         if (!small_call(uniform(sendbuf, out, sendcount, sendtype),
-                        uniform(recvbuf, in, recvcount, recvtype), &call, absence.destinations,
-                        absence.sources))
+                        uniform(recvbuf, in, recvcount, recvtype), &call, n.absent_destinations,
+                        n.absent_sources))
           return false;
         *rc = run_small(call, [&](const void* send, int sent, MPI_Datatype send_type, void* recv,
                                   int received, MPI_Datatype recv_type) {
@@ -357,6 +381,21 @@ int ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_A
 
 int neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  // MPI_IN_PLACE passes too: it is not allowed here, and the host reports it.
+  if (uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
+    return host().Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm);
+  if (int in = 0, out = 0; neighbour_degrees(comm, &in, &out)) {
+    Neighbours n;
+    find_neighbours(comm, transport::neighbourhood_window(comm), &n);
+    if (SmallCall call;
+        small_call(uniform(sendbuf, 1, sendcount, sendtype),
+                   uniform(recvbuf, in, recvcount, recvtype), &call, nullptr, n.absent_sources))
+      return run_small(call, [&](const void* send, int sent, MPI_Datatype send_type, void* recv,
+                                 int received, MPI_Datatype recv_type) {
+        return host().Neighbor_allgather(send, sent, send_type, recv, received, recv_type, comm);
+      });
+  }
   return run_blocking(
       comm,
       [&](Exchange& ex) {

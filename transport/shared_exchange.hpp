@@ -74,9 +74,10 @@ class SharedExchange {
   // Whether some rank's neighbour lists name one peer twice: -1 until a caller that needs
   // to know decides it (collectively, once: a communicator's topology never changes).
   int repeated_neighbours = -1;
-  // Which neighbours are MPI_PROC_NULL, in block order (1: absent), once a caller that needs to
-  // know has filled them in.
-  bool absence_known = false;
+  // The neighbour lists in block order and which of them are MPI_PROC_NULL (1: absent), once a
+  // caller that needs them has filled them in (ops/coll_neighbour.cpp).
+  bool lists_known = false;
+  std::vector<int> neighbour_sources, neighbour_destinations;
   std::vector<uint8_t> absent_sources, absent_destinations;
 
  private:

@@ -1,8 +1,9 @@
-/* tiny_derived.c of docs/results/2026-11-30-s55 with a third argument: "plain" makes the
-   element MPI_INT itself (which Loom passes inline to the host), anything else one int in an
-   8-byte extent (a one-run element Loom leaves to Open MPI as written, or packs for MPICH).
-   Per-call time through MPI_ (Loom, when preloaded) and PMPI_ (the host) in alternate rounds of
-   one job, 2 ranks, 1 int a peer: rank 0's median of 7 rounds of argv[2] calls each, printed as
+/* tiny_derived.c of docs/results/2026-11-30-s55 with MPI_Neighbor_allgather added and a third
+   argument: "plain" makes the element MPI_INT itself (which Loom passes to the host inline),
+   anything else a vector of `ints` ints one every two, resized to twice its span (for one int, a
+   one-run element, which Loom leaves to Open MPI as written and packs for MPICH). Per-call time
+   through MPI_ (Loom, when preloaded) and PMPI_ (the host) in alternate rounds of one job, 2
+   ranks: rank 0's median of 7 rounds of argv[2] calls each, printed as
    "call ints mpi_us pmpi_us". */
 #include <mpi.h>
 #include <stdio.h>
@@ -35,8 +36,8 @@ int main(int argc, char** argv) {
   MPI_Comm graph;
   MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &peer, &weight, 1, &peer, &weight,
                                  MPI_INFO_NULL, 0, &graph);
-  const char* names[] = {"alltoall", "allgather", "neighbor_alltoall"};
-  for (int k = 0; k < 3; ++k) {
+  const char* names[] = {"alltoall", "allgather", "neighbor_alltoall", "neighbor_allgather"};
+  for (int k = 0; k < 4; ++k) {
     double t[2][7];
     for (int round = 0; round < 7; ++round)
       for (int host = 0; host < 2; ++host) {
@@ -49,9 +50,12 @@ int main(int argc, char** argv) {
           else if (k == 1)
             (host ? PMPI_Allgather : MPI_Allgather)(send, 1, element, recv, 1, element,
                                                     MPI_COMM_WORLD);
-          else
+          else if (k == 2)
             (host ? PMPI_Neighbor_alltoall : MPI_Neighbor_alltoall)(send, 1, element, recv, 1,
                                                                     element, graph);
+          else
+            (host ? PMPI_Neighbor_allgather : MPI_Neighbor_allgather)(send, 1, element, recv, 1,
+                                                                      element, graph);
         }
         t[host][round] = (MPI_Wtime() - start) / calls * 1e6;
       }
