@@ -285,7 +285,7 @@ void move_small(const SmallSide& side, char* staging, bool pack) {
   const int64_t stride = side.count * side.route.extent;
   for (int b = 0; b < side.blocks; ++b) {
     if ((*side.skip)[static_cast<size_t>(b)]) continue;
-    char* user = side.user + b * stride;
+    char* user = at(side.user, b * stride);
     char* bytes = staging + int64_t{b} * side.bytes;
     if (pack)
       plan.pack(user, side.count, bytes);

@@ -474,7 +474,7 @@ struct SmallSide {
   // elements.
   void* host_buffer(char* staging) const {
     if (as_written) return user;
-    return staged() ? staging : user + route.first_byte;
+    return staged() ? staging : at(user, route.first_byte);
   }
   int host_count() const { return as_written ? static_cast<int>(count) : bytes; }
   MPI_Datatype host_type() const { return as_written ? route.type : MPI_BYTE; }
