@@ -50,11 +50,27 @@
     return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});       \
   }                                                                                      \
   LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
+// The same where only the non-blocking form may pass inline: the blocking neighbourhood
+// all-to-alls first ask whether the same-node window carries the call (ops/coll_neighbour.cpp).
+#define LOOM_LATER_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK, PASSES)           \
+  extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
+    LOOM_CHECKED(CHECK);                                                                 \
+    return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                     \
+  }                                                                                      \
+  extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
+    LOOM_CHECKED(CHECK);                                                                 \
+    if (PASSES) return loom::mpi::host().I##name(LOOM_UNPAREN ARGS, comm, request);      \
+    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});       \
+  }                                                                                      \
+  LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
 // Both sides plain; all-to-alls also without any codec requested (docs/compress.md).
 #define LOOM_PLAIN_SIDES loom::ops::collective_passes_through(sendbuf, sendtype, recvbuf, recvtype)
 #define LOOM_PLAIN_ALLTOALL (!loom::ops::compression_requested() && LOOM_PLAIN_SIDES)
 #define LOOM_PLAIN_UNIFORM \
   loom::ops::uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+// The w-forms: every type of both sides plain (`call`: alltoallw or neighbor_alltoallw).
+#define LOOM_PLAIN_W(call) \
+  loom::ops::call##_passes_through(comm, sendbuf, sendtypes, recvbuf, recvtypes)
 // The rooted collectives: the sides significant on this rank plain (`gather`: a gather's).
 #define LOOM_PLAIN_ROOTED(gather) \
   loom::ops::rooted_passes_through(comm, root, gather, sendbuf, sendtype, recvbuf, recvtype)
@@ -96,8 +112,8 @@ LOOM_PASSING_COLLECTIVE(Alltoall, alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM
                         LOOM_NO_ARRAYS, !loom::ops::compression_requested() && LOOM_PLAIN_UNIFORM)
 LOOM_PASSING_COLLECTIVE(Alltoallv, alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS),
                         LOOM_V_ARRAYS(AllToAllV), LOOM_PLAIN_ALLTOALL)
-LOOM_COLLECTIVE(Alltoallw, alltoallw, (LOOM_W_PARAMS(int)), (LOOM_W_ARGS),
-                LOOM_W_ARRAYS(AllToAllW))
+LOOM_PASSING_COLLECTIVE(Alltoallw, alltoallw, (LOOM_W_PARAMS(int)), (LOOM_W_ARGS),
+                        LOOM_W_ARRAYS(AllToAllW), LOOM_PLAIN_W(alltoallw))
 LOOM_PASSING_COLLECTIVE(Allgather, allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
                         LOOM_NO_ARRAYS, LOOM_PLAIN_UNIFORM)
 LOOM_PASSING_COLLECTIVE(Allgatherv, allgatherv, (LOOM_GATHERV_PARAMS), (LOOM_GATHERV_ARGS),
@@ -115,16 +131,18 @@ LOOM_PASSING_COLLECTIVE(Scatterv, scatterv, (LOOM_SCATTERV_PARAMS, int root),
 LOOM_PASSING_COLLECTIVE(Bcast, bcast, (void* buffer, int count, MPI_Datatype datatype, int root),
                         (buffer, count, datatype, root), LOOM_NO_ARRAYS,
                         loom::ops::plain_host_buffer(buffer, datatype))
-LOOM_COLLECTIVE(Neighbor_alltoall, neighbor_alltoall, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
-                LOOM_NO_ARRAYS)
-LOOM_COLLECTIVE(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_PARAMS), (LOOM_V_ARGS),
-                LOOM_V_ARRAYS(NeighbourAllToAllV))
-LOOM_COLLECTIVE(Neighbor_alltoallw, neighbor_alltoallw, (LOOM_W_PARAMS(MPI_Aint)), (LOOM_W_ARGS),
-                LOOM_W_ARRAYS(NeighbourAllToAllW))
-LOOM_COLLECTIVE(Neighbor_allgather, neighbor_allgather, (LOOM_UNIFORM_PARAMS), (LOOM_UNIFORM_ARGS),
-                LOOM_NO_ARRAYS)
-LOOM_COLLECTIVE(Neighbor_allgatherv, neighbor_allgatherv, (LOOM_GATHERV_PARAMS),
-                (LOOM_GATHERV_ARGS), LOOM_GATHERV_ARRAYS(NeighbourAllGatherV, 0))
+LOOM_LATER_PASSING_COLLECTIVE(Neighbor_alltoall, neighbor_alltoall, (LOOM_UNIFORM_PARAMS),
+                              (LOOM_UNIFORM_ARGS), LOOM_NO_ARRAYS, LOOM_PLAIN_UNIFORM)
+LOOM_LATER_PASSING_COLLECTIVE(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_PARAMS),
+                              (LOOM_V_ARGS), LOOM_V_ARRAYS(NeighbourAllToAllV), LOOM_PLAIN_SIDES)
+LOOM_LATER_PASSING_COLLECTIVE(Neighbor_alltoallw, neighbor_alltoallw, (LOOM_W_PARAMS(MPI_Aint)),
+                              (LOOM_W_ARGS), LOOM_W_ARRAYS(NeighbourAllToAllW),
+                              LOOM_PLAIN_W(neighbor_alltoallw))
+LOOM_PASSING_COLLECTIVE(Neighbor_allgather, neighbor_allgather, (LOOM_UNIFORM_PARAMS),
+                        (LOOM_UNIFORM_ARGS), LOOM_NO_ARRAYS, LOOM_PLAIN_UNIFORM)
+LOOM_PASSING_COLLECTIVE(Neighbor_allgatherv, neighbor_allgatherv, (LOOM_GATHERV_PARAMS),
+                        (LOOM_GATHERV_ARGS), LOOM_GATHERV_ARRAYS(NeighbourAllGatherV, 0),
+                        LOOM_PLAIN_SIDES)
 // clang-format on
 
 #if MPI_VERSION >= 4

@@ -1,6 +1,7 @@
 // MPI_Init/Finalize and communicator-lifetime family: Loom learns the node layout as MPI
 // starts, finishes what the user left in flight and prints LOOM_STATS as MPI finalizes.
 #include "exec/device_memory.hpp"
+#include "mpi/communicator.hpp"
 #include "mpi/host.hpp"
 #include "mpi/locality.hpp"
 #include "mpi/quirks.hpp"
@@ -51,6 +52,7 @@ extern "C" int MPI_Comm_free(MPI_Comm* comm) {
   if (comm) loom::mpi::forget_communicator(*comm);
   if (comm) loom::transport::forget_self_channel(*comm);
   if (comm) loom::ops::forget_codec_slot(*comm);
+  loom::mpi::forget_comm_shapes();
   return host().Comm_free(comm);
 }
 
@@ -58,6 +60,7 @@ extern "C" int MPI_Comm_disconnect(MPI_Comm* comm) {
   if (comm) loom::mpi::forget_communicator(*comm);
   if (comm) loom::transport::forget_self_channel(*comm);
   if (comm) loom::ops::forget_codec_slot(*comm);
+  loom::mpi::forget_comm_shapes();
   return host().Comm_disconnect(comm);
 }
 

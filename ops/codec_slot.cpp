@@ -15,6 +15,7 @@
 #include "base/env.hpp"
 #include "codec/frame.hpp"
 #include "codec/metrics.hpp"
+#include "mpi/communicator.hpp"
 
 namespace loom::ops {
 namespace {
@@ -196,7 +197,9 @@ void forget_codec_slot(MPI_Comm comm) {
     s.comms.erase(it);
     hints_epoch.fetch_add(1, std::memory_order_release);
   }
-  if (dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
+  if (dup == MPI_COMM_NULL) return;
+  mpi::forget_comm_shapes();
+  PMPI_Comm_free(&dup);
 }
 
 bool compression_pays(const codec::Codec& codec, codec::Element element) {

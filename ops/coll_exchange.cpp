@@ -1,5 +1,6 @@
 #include "ops/coll_exchange.hpp"
 
+#include "mpi/communicator.hpp"
 #include "mpi/type_decode.hpp"
 
 namespace loom::ops::coll {
@@ -318,10 +319,11 @@ bool leave_to_host(bool types_left_to_host) {
 }
 
 bool intracommunicator(MPI_Comm comm, int* rank, int* size) {
-  if (config().disabled || comm == MPI_COMM_NULL) return false;
-  int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
-  return PMPI_Comm_rank(comm, rank) == MPI_SUCCESS && PMPI_Comm_size(comm, size) == MPI_SUCCESS;
+  mpi::CommShape shape;
+  if (config().disabled || !mpi::comm_shape(comm, &shape) || shape.inter) return false;
+  *rank = shape.rank;
+  *size = shape.size;
+  return true;
 }
 
 bool serves(MPI_Comm comm, int* rank, int* size, std::initializer_list<MPI_Datatype> types) {

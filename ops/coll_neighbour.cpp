@@ -180,12 +180,24 @@ int64_t most(const int* counts, int n) {
 // edges of MPI_Neighbor_alltoall the other way round from its v and w forms (and from
 // Open MPI), so `uniform` calls on a graph with repeated edges keep the host's exchange.
 // `part(in, out)` tells this rank's Part. A call the window does not carry runs as a small call
-// where `small(in, out, shared, &rc)` does (true, `rc` its result).
-template <typename PartOf, typename Small, typename Describe, typename OnBytes, typename AsWritten>
-int run_neighbourhood(MPI_Comm comm, bool uniform, PartOf part_of, Small small, Describe describe,
-                      OnBytes on_bytes, AsWritten as_written) {
+// where `small(in, out, shared, &rc)` does (true, `rc` its result). `plain_of(shared)`: whether
+// both sides are plain (ops/coll.hpp); then a call no agreement or topology can send through the
+// window goes to the host without computing the Part (a call of one int a neighbour cost
+// 0.02-0.05 us more than the host's with it, docs/results/2026-11-30-s57).
+template <typename PlainOf, typename PartOf, typename Small, typename Describe, typename OnBytes,
+          typename AsWritten>
+int run_neighbourhood(MPI_Comm comm, bool uniform, PlainOf plain_of, PartOf part_of, Small small,
+                      Describe describe, OnBytes on_bytes, AsWritten as_written) {
   int in = 0, out = 0;
   SharedExchange* shared = transport::neighbourhood_window(comm);
+  if (plain_of(shared)) {
+    // Each rank counts the call as the host's (host_call_agreed) only where take_window would
+    // have, so the ranks' agreements stay in step whichever of them pass here.
+    if (!shared) return as_written();
+    if (uniform && shared->repeated_neighbours > 0) return as_written();
+    if ((!uniform || shared->repeated_neighbours == 0) && shared->host_call_agreed())
+      return as_written();
+  }
   if (shared) {
     in = shared->in_degree;
     out = shared->out_degree;
@@ -224,6 +236,9 @@ int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return run_neighbourhood(
       comm, true,
+      [&](SharedExchange*) {
+        return uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      },
       [&](int in, int out) {
         Part part;
         part.add(sendbuf, int64_t{out} * sendcount, sendcount, sendtype);
@@ -283,6 +298,9 @@ int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sd
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return run_neighbourhood(
       comm, false,
+      [&](SharedExchange*) {
+        return collective_passes_through(sendbuf, sendtype, recvbuf, recvtype);
+      },
       [&](int in, int out) {
         Part part;
         part.add(sendbuf, sum(sendcounts, out), most(sendcounts, out), sendtype);
@@ -332,6 +350,12 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   return run_neighbourhood(
       comm, false,
+      [&](SharedExchange* shared) {
+        if (!shared)
+          return neighbor_alltoallw_passes_through(comm, sendbuf, sendtypes, recvbuf, recvtypes);
+        return per_type_side_passes_through(sendbuf, sendtypes, shared->out_degree) &&
+               per_type_side_passes_through(recvbuf, recvtypes, shared->in_degree);
+      },
       [&](int in, int out) {
         Part part;
         for (int i = 0; sendcounts && sendtypes && i < out; ++i)
@@ -381,10 +405,6 @@ int ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_A
 
 int neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  // MPI_IN_PLACE passes too: it is not allowed here, and the host reports it.
-  if (uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
-    return host().Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm);
   if (int in = 0, out = 0; neighbour_degrees(comm, &in, &out)) {
     Neighbours n;
     find_neighbours(comm, transport::neighbourhood_window(comm), &n);

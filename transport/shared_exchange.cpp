@@ -178,8 +178,7 @@ bool SharedExchange::take_window(bool pays) {
   if (refused_) return false;
   bool window = true;
   if (config().shared_collectives != SharedCollectives::Always) {
-    if (agreed_ && !window_next_ && host_calls_left_ > 0) {
-      --host_calls_left_;
+    if (host_call_agreed()) {
       window = false;
     } else if (agreed_ && window_next_) {
       window = true;
@@ -188,7 +187,12 @@ bool SharedExchange::take_window(bool pays) {
       PMPI_Allreduce(MPI_IN_PLACE, &any_pays, 1, MPI_INT, MPI_MAX, comm_);
       agreed_ = true;
       window = window_next_ = any_pays != 0;
-      host_calls_left_ = kHostCallsBetweenAgreements;
+      if (window) {
+        host_calls_next_run_ = kHostCallsBetweenAgreements;
+      } else {
+        host_calls_left_ = host_calls_next_run_;
+        host_calls_next_run_ = std::min(2 * host_calls_next_run_, kMostHostCallsBetweenAgreements);
+      }
     }
   }
   if (window && window_ == MPI_WIN_NULL) return allocate(kMinHalfBytes);
@@ -232,6 +236,7 @@ int SharedExchange::exchange(const std::vector<int>& destinations,
   PMPI_Allreduce(MPI_IN_PLACE, grow_and_pays, 2, MPI_INT64_T, MPI_MAX, comm_);
   window_next_ = grow_and_pays[1] != 0;
   host_calls_left_ = kHostCallsBetweenAgreements;
+  host_calls_next_run_ = 2 * kHostCallsBetweenAgreements;
   if (grow > 0) {
     const int64_t own = half_bytes_[static_cast<size_t>(rank_)];
     if (!allocate(std::max(own, need + need / 4))) return kNotExchanged;

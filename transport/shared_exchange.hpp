@@ -38,18 +38,29 @@ class SharedExchange {
   // exchange() returns this when the window could not grow (the host refused on some
   // rank, and so every rank gets it): nothing was exchanged, the host must run the call.
   static constexpr int kNotExchanged = -1;
-  // Calls the host's exchange carries before the ranks agree again whether the window pays.
+  // Calls the host's exchange carries before the ranks agree again whether the window pays:
+  // 64 after an agreement or a window call that paid, twice as many after each agreement in a
+  // row that found no rank paying, up to 1024 (each agreement is one MPI_Allreduce, 2-3% of a
+  // small call's time at 64; docs/collectives.md).
   static constexpr uint32_t kHostCallsBetweenAgreements = 64;
+  static constexpr uint32_t kMostHostCallsBetweenAgreements = 1024;
 
   // Whether this call goes through the window, the same answer on every rank; collective, every
   // rank asks once per call. `pays`: whether this rank's part of the call would go faster through
   // it (transport::window_pays). The window carries a call when some rank's part pays: agreed
-  // with one MPI_Allreduce on the communicator's first call and after every
-  // kHostCallsBetweenAgreements calls the host carried, and for the call after one the window
-  // carried by that call's own reduction (exchange's `pays_next`). LOOM_SHARED_COLLECTIVES=1:
+  // with one MPI_Allreduce on the communicator's first call and after each run of host calls
+  // (kHostCallsBetweenAgreements above), and for the call after one the window carried by that
+  // call's own reduction (exchange's `pays_next`). LOOM_SHARED_COLLECTIVES=1:
   // always. The window is allocated on the first call it carries; false for good if the host
   // refuses it.
   bool take_window(bool pays);
+  // take_window's answer, without its arguments, where an agreement already sends this call to
+  // the host: true, and the call counts as one of those; false where take_window must decide.
+  bool host_call_agreed() {
+    if (!agreed_ || window_next_ || host_calls_left_ == 0) return false;
+    --host_calls_left_;
+    return true;
+  }
 
   // One collective exchange. `destinations[k]` (a rank of the communicator, or
   // MPI_PROC_NULL) gets outgoing block k of `bytes[k]` bytes; receive block j comes from
@@ -98,6 +109,7 @@ class SharedExchange {
   bool agreed_ = false;
   bool window_next_ = false;
   uint32_t host_calls_left_ = 0;
+  uint32_t host_calls_next_run_ = kHostCallsBetweenAgreements;  // after the next host verdict
 };
 
 }  // namespace loom::transport

@@ -158,6 +158,32 @@ TEST_F(CollectiveStats, TheWindowCarriesTheCallsWhereItPays) {
   MPI_Comm_free(&comm);
 }
 
+// After an agreement that finds no rank paying, the next run of host calls is twice as long
+// (up to 1024): the ranks reduce less often on a communicator whose calls never pay.
+TEST_F(CollectiveStats, AgreementsThatFindNoRankPayingComeLessOften) {
+  constexpr int kHostCallsBetweenAgreements = 64;
+  MPI_Comm comm = ring();
+  MPI_Datatype large = strided_ints(1024);  // 8 KiB packed a call: the window pays
+  const WindowMode mode = window_mode();
+  auto shared_now = [] { return stats_now().collective_shared; };
+  const uint64_t start = shared_now();
+  // The first call agrees (none pays), 64 host calls, then a second agreement (none pays).
+  const int tiny_calls = 1 + kHostCallsBetweenAgreements + 1;
+  for (int i = 0; i < tiny_calls; ++i) expect_neighbour_alltoall_as_host(comm, 4, MPI_INT);
+  // The next 128 calls pay, but the host carries them: no agreement until they are done.
+  for (int i = 0; i < 2 * kHostCallsBetweenAgreements; ++i)
+    expect_neighbour_alltoall_as_host(comm, 1, large);
+  const int host_run = tiny_calls + 2 * kHostCallsBetweenAgreements;
+  EXPECT_EQ(shared_now(), start + (mode == WindowMode::Always ? host_run : 0));
+  // Then they agree again, and the window carries the call.
+  expect_neighbour_alltoall_as_host(comm, 1, large);
+  EXPECT_EQ(shared_now(), start + (mode == WindowMode::Always      ? host_run + 1
+                                   : mode == WindowMode::WherePays ? 1
+                                                                   : 0));
+  MPI_Type_free(&large);
+  MPI_Comm_free(&comm);
+}
+
 TEST_F(CollectiveStats, OneRankWhoseCallPaysTakesEveryRankThroughTheWindow) {
   // Rank 0 packs 2 KiB blocks (4 KiB sent and received: the window pays); the others send and
   // receive the same 512 ints as plain MPI_INT (4 KiB: it pays on no host).
@@ -171,6 +197,73 @@ TEST_F(CollectiveStats, OneRankWhoseCallPaysTakesEveryRankThroughTheWindow) {
   EXPECT_EQ(stats_now().collective_shared, start + (window_mode() == WindowMode::Never ? 0 : 1));
   MPI_Type_free(&strided);
   MPI_Comm_free(&comm);
+}
+
+// Plain calls the ranks' last agreement leaves to the host skip the window's bookkeeping
+// (ops/coll_neighbour.cpp, run_neighbourhood); each rank must still count them as the others
+// do, whether its own sides are plain or packed, so that the ranks agree again on the same call.
+TEST_F(CollectiveStats, RanksAgreeOnTheSameCallWhereSomeOfThemPassPlainCalls) {
+  constexpr int kHostCallsBetweenAgreements = 64;
+  MPI_Comm comm = ring();
+  MPI_Datatype small = strided_ints(4), large = strided_ints(512);
+  const WindowMode mode = window_mode();
+  auto shared_now = [] { return stats_now().collective_shared; };
+  const uint64_t start = shared_now();
+  // An all-to-all v, plain everywhere, agrees first, before any uniform call has asked whether
+  // the graph repeats an edge (a question all ranks answer together).
+  int count = 4, displacement = 0;
+  std::vector<int> send(4, g_rank), recv(4, -1);
+  ASSERT_EQ(MPI_Neighbor_alltoallv(send.data(), &count, &displacement, MPI_INT, recv.data(), &count,
+                                   &displacement, MPI_INT, comm),
+            MPI_SUCCESS);
+  EXPECT_EQ(recv, std::vector<int>(4, (g_rank + g_size - 1) % g_size));
+  // Rank 0 passes plain calls, the others pack small ones: 64 calls the host carries.
+  for (int i = 0; i < kHostCallsBetweenAgreements; ++i) {
+    if (g_rank == 0)
+      expect_neighbour_alltoall_as_host(comm, 4, MPI_INT);
+    else
+      expect_neighbour_alltoall_as_host(comm, 1, small);
+  }
+  EXPECT_EQ(shared_now(),
+            start + (mode == WindowMode::Always ? 1 + kHostCallsBetweenAgreements : 0));
+  // Then the ranks agree again on a call that pays on the last rank only (2 KiB blocks packed;
+  // the others' 512 plain ints pay on no host): the window carries it on every rank.
+  if (g_rank == g_size - 1)
+    expect_neighbour_alltoall_as_host(comm, 1, large);
+  else
+    expect_neighbour_alltoall_as_host(comm, 512, MPI_INT);
+  EXPECT_EQ(shared_now(), start + (mode == WindowMode::Always      ? 2 + kHostCallsBetweenAgreements
+                                   : mode == WindowMode::WherePays ? 1
+                                                                   : 0));
+  MPI_Type_free(&small);
+  MPI_Type_free(&large);
+  MPI_Comm_free(&comm);
+}
+
+// Loom keeps the last communicator's rank and size (mpi/communicator.hpp) until one is freed:
+// communicators made and freed in turn, whose handles the host may reuse, with this rank at
+// another place each time. A gather of a spaced type runs through Loom, and each rank's place
+// decides its part.
+TEST_F(CollectiveStats, CommunicatorsMadeAgainAfterAFreeKeepTheirOwnRanks) {
+  MPI_Datatype spaced = MPI_DATATYPE_NULL;  // one int in the room of two
+  ASSERT_EQ(MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&spaced), MPI_SUCCESS);
+  for (int round = 0; round < 4; ++round) {
+    const bool reversed = round % 2 == 1;
+    MPI_Comm comm = MPI_COMM_NULL;
+    ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, 0, reversed ? g_size - 1 - g_rank : g_rank, &comm),
+              MPI_SUCCESS);
+    std::vector<int> gathered(2 * static_cast<size_t>(g_size), -1);
+    const int mine[2] = {100 + g_rank, -2};
+    ASSERT_EQ(MPI_Gather(mine, 1, spaced, gathered.data(), 1, spaced, 0, comm), MPI_SUCCESS);
+    const int rank_in_comm = reversed ? g_size - 1 - g_rank : g_rank;
+    for (int r = 0; rank_in_comm == 0 && r < g_size; ++r) {
+      EXPECT_EQ(gathered[2 * static_cast<size_t>(r)], 100 + (reversed ? g_size - 1 - r : r))
+          << "round " << round << ", rank " << r << " of the communicator";
+    }
+    ASSERT_EQ(MPI_Comm_free(&comm), MPI_SUCCESS);
+  }
+  MPI_Type_free(&spaced);
 }
 
 // Small uniform calls (ops/coll_exchange.hpp, run_small): one element of one dense run a block
