@@ -41,6 +41,7 @@ inline bool comm_shape(MPI_Comm comm, CommShape* shape) {
 }
 
 // At MPI_Comm_free and MPI_Comm_disconnect, before the host frees: every thread asks again.
+// (A tool layered above Loom that frees through PMPI_Comm_free itself bypasses this.)
 inline void forget_comm_shapes() {
   detail::comm_generation.fetch_add(1, std::memory_order_release);
 }
