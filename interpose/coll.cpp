@@ -11,7 +11,7 @@
 // loom::ops::<name> and loom::ops::i<name>, and the persistent form where the host has one.
 // PARAMS and ARGS are parenthesised lists. CHECK, an error code, reports a null array argument
 // the call reads (ops/coll_arrays.hpp; MPI_SUCCESS for the collectives without arrays).
-// LOOM_PASSING_COLLECTIVE then asks PASSES, an inline test of the common case that the host
+// Each form first asks its PASSES, an inline test of the common case that the host
 // serves as written (ops/coll.hpp).
 #define LOOM_UNPAREN(...) __VA_ARGS__
 #define LOOM_CHECKED(CHECK) \
@@ -28,41 +28,25 @@
 #else
 #define LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
 #endif
-#define LOOM_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)                                 \
-  extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
-    LOOM_CHECKED(CHECK);                                                                 \
-    return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                     \
-  }                                                                                      \
-  extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
-    LOOM_CHECKED(CHECK);                                                                 \
-    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});       \
-  }                                                                                      \
+// BLOCKING_PASSES and LATER_PASSES: inline tests of the blocking and of the non-blocking form.
+#define LOOM_PASSING_FORMS(Name, name, PARAMS, ARGS, CHECK, BLOCKING_PASSES, LATER_PASSES) \
+  extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                          \
+    LOOM_CHECKED(CHECK);                                                                   \
+    if (BLOCKING_PASSES) return loom::mpi::host().Name(LOOM_UNPAREN ARGS, comm);           \
+    return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                       \
+  }                                                                                        \
+  extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) {   \
+    LOOM_CHECKED(CHECK);                                                                   \
+    if (LATER_PASSES) return loom::mpi::host().I##name(LOOM_UNPAREN ARGS, comm, request);  \
+    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});         \
+  }                                                                                        \
   LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
-#define LOOM_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK, PASSES)                 \
-  extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
-    LOOM_CHECKED(CHECK);                                                                 \
-    if (PASSES) return loom::mpi::host().Name(LOOM_UNPAREN ARGS, comm);                  \
-    return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                     \
-  }                                                                                      \
-  extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
-    LOOM_CHECKED(CHECK);                                                                 \
-    if (PASSES) return loom::mpi::host().I##name(LOOM_UNPAREN ARGS, comm, request);      \
-    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});       \
-  }                                                                                      \
-  LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
-// The same where only the non-blocking form may pass inline: the blocking neighbourhood
-// all-to-alls first ask whether the same-node window carries the call (ops/coll_neighbour.cpp).
-#define LOOM_LATER_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK, PASSES)           \
-  extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                        \
-    LOOM_CHECKED(CHECK);                                                                 \
-    return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                     \
-  }                                                                                      \
-  extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) { \
-    LOOM_CHECKED(CHECK);                                                                 \
-    if (PASSES) return loom::mpi::host().I##name(LOOM_UNPAREN ARGS, comm, request);      \
-    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});       \
-  }                                                                                      \
-  LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
+#define LOOM_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK, PASSES) \
+  LOOM_PASSING_FORMS(Name, name, PARAMS, ARGS, CHECK, PASSES, PASSES)
+// Only the non-blocking form passes inline: the blocking neighbourhood all-to-alls first ask
+// whether the same-node window carries the call (ops/coll_neighbour.cpp).
+#define LOOM_LATER_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK, PASSES) \
+  LOOM_PASSING_FORMS(Name, name, PARAMS, ARGS, CHECK, false, PASSES)
 // Both sides plain; all-to-alls also without any codec requested (docs/compress.md).
 #define LOOM_PLAIN_SIDES loom::ops::collective_passes_through(sendbuf, sendtype, recvbuf, recvtype)
 #define LOOM_PLAIN_ALLTOALL (!loom::ops::compression_requested() && LOOM_PLAIN_SIDES)
