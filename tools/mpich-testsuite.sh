@@ -1,8 +1,8 @@
 #!/bin/bash
 # MPICH's own test suite (test/mpi of MPICH 4.0.2, from Debian's source package), run natively and
 # under Loom with the same launcher, and the two sets of verdicts compared test by test.
-# Loom must change no verdict and print nothing. Not part of CI (about 40 minutes on 2 cores);
-# docs/testing.md, "MPICH's test suite".
+# Loom must change no verdict and print nothing. Not part of CI (15-40 minutes on 2 cores);
+# docs/testing.md, "MPICH's test suite, natively and under Loom".
 #
 # usage: tools/mpich-testsuite.sh <openmpi|mpich> <libloom.so> [workdir] [dirs]
 #   dirs: the suite's directories to run (default "datatype pt2pt coll"), each with its
