@@ -6,6 +6,7 @@
 // branch here; its program is compiled from the same Plan.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "exec/device_memory.hpp"
@@ -50,6 +51,22 @@ inline const bool kPackFormat = runtime::format_area("pack", {20});
     unpack_to_device(plan, in, count, user);
   else
     unpack_between(plan, in, count, user);
+}
+
+// Unpacks the first `bytes` packed bytes of elements of `plan` at `in` into at most `count`
+// elements at `user`. Where the bytes end inside an element, only the places of that element's
+// bytes are written: the rest of it is neither read nor written (MPI changes only the received
+// entries of a receive buffer, and the buffer may end there).
+inline void unpack_prefix(const pack::Plan& plan, const void* in, int64_t bytes, int64_t count,
+                          void* user, MemoryKind kind) {
+  const int64_t size = plan.size();
+  if (size <= 0 || bytes <= 0 || count <= 0) return;
+  const int64_t whole = std::min(bytes / size, count);
+  unpack(plan, in, whole, user, kind);
+  const int64_t rest = bytes - whole * size;
+  if (whole == count || rest <= 0) return;
+  unpack(plan.prefix(rest), static_cast<const char*>(in) + whole * size, 1,
+         static_cast<char*>(user) + whole * plan.extent(), kind);
 }
 
 }  // namespace loom::exec

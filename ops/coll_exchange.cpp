@@ -231,6 +231,26 @@ int move_run(const Piece& piece, int first, int blocks, char* packed, bool pack,
   return MPI_SUCCESS;
 }
 
+int unpack_prefix(const Piece& piece, int block, const char* packed, int64_t bytes, MPI_Comm comm) {
+  const TypeRoute& route = piece.route;
+  char* user = piece.user + (block - piece.first) * piece.count * route.extent;
+  switch (route.kind) {
+    case TypeRoute::Kind::Direct:
+      std::memcpy(user + route.first_byte, packed, static_cast<size_t>(bytes));
+      return MPI_SUCCESS;
+    case TypeRoute::Kind::Plan:
+      exec::unpack_prefix(route.plan->plan, packed, bytes, piece.count, user, route.memory);
+      return MPI_SUCCESS;
+    case TypeRoute::Kind::HostPack:
+      break;
+  }
+  std::vector<char> merged(static_cast<size_t>(piece.count * route.size));
+  int rc = move_run(piece, block, 1, merged.data(), true, comm);
+  std::memcpy(merged.data(), packed, static_cast<size_t>(bytes));
+  if (rc == MPI_SUCCESS) rc = move_run(piece, block, 1, merged.data(), false, comm);
+  return rc;
+}
+
 namespace {
 
 bool small_side(const UserSide& user, const std::vector<uint8_t>* skip, SmallSide* side) {

@@ -188,6 +188,10 @@ int for_each_run(const HostSide& side, const Select& select, Fn fn) {
 // Packs (or unpacks) `blocks` blocks of `piece` from block `first` on, to (or from) the
 // bytes at `packed`.
 int move_run(const Piece& piece, int first, int blocks, char* packed, bool pack, MPI_Comm comm);
+// Unpacks the first `bytes` packed bytes of block `block` of `piece` (shorter than the block):
+// the rest of the receive block is left as it was, and unread where Loom's plan or a contiguous
+// type describes it (the host's MPI_Unpack takes whole elements: the block is read and rewritten).
+int unpack_prefix(const Piece& piece, int block, const char* packed, int64_t bytes, MPI_Comm comm);
 
 // What a pending unpack of `original` keeps alive through the user's MPI_Type_free: Loom's
 // plan, or a host duplicate of a type Loom has no plan for.
@@ -280,13 +284,8 @@ class Exchange final : public PendingOp {
       const Piece& piece = *piece_of[static_cast<size_t>(block)];
       if (delivered == expected)
         return move_run(piece, block, 1, const_cast<char*>(data), false, comm_);
-      // A shorter block (an erroneous type signature): its bytes are written, the rest of
-      // the receive block keeps what it held.
-      std::vector<char> merged(static_cast<size_t>(expected));
-      int rc = move_run(piece, block, 1, merged.data(), true, comm_);
-      std::memcpy(merged.data(), data, static_cast<size_t>(delivered));
-      if (rc == MPI_SUCCESS) rc = move_run(piece, block, 1, merged.data(), false, comm_);
-      return rc;
+      // A shorter block (an erroneous type signature): only its bytes' places are written.
+      return unpack_prefix(piece, block, data, delivered, comm_);
     };
     const int rc = shared.exchange(destinations, bytes, fill, sources, drain, pays_next);
     if (rc == SharedExchange::kNotExchanged) return rc;

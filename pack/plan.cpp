@@ -101,6 +101,10 @@ Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa)
   // [0, top_ops_) is the program and loop bodies follow.
   std::vector<Op> program(ops_.begin() + first, ops_.end());
   ops_.resize(first);
+  set_program(std::move(program));
+}
+
+void Plan::set_program(std::vector<Op> program) {
   const uint32_t shift = static_cast<uint32_t>(program.size());
   for (auto& op : ops_)
     if (op.kind == Op::Kind::Loop) op.first += shift, op.last += shift;
@@ -354,6 +358,95 @@ void Plan::pack(const void* base, int64_t count, void* packed) const {
 void Plan::unpack(const void* packed, int64_t count, void* base) const {
   execute<false>(reinterpret_cast<uintptr_t>(base), count,
                  const_cast<char*>(static_cast<const char*>(packed)));
+}
+
+std::vector<Op> Plan::prefix_program(uint32_t first, uint32_t last, int64_t bytes) {
+  std::vector<Op> out;
+  for (uint32_t i = first; i < last && bytes > 0; ++i) {
+    const Op op = ops_[i];  // a copy: ops_ may grow below
+    if (op.size <= bytes) {
+      out.push_back(op);
+      bytes -= op.size;
+      continue;
+    }
+    auto copy_at = [&out](int64_t disp, int64_t length) {
+      Op copy;
+      copy.disp = disp;
+      copy.block = copy.size = length;
+      out.push_back(copy);
+    };
+    switch (op.kind) {
+      case Op::Kind::Copy:
+        copy_at(op.disp, bytes);
+        break;
+      case Op::Kind::Strided: {
+        // Whole iterations of each dimension, outermost first, then part of one block.
+        int64_t origin = op.disp, inner = op.size;
+        for (int d = op.ndims - 1; d >= 0; --d) {
+          inner /= op.count[d];
+          const int64_t whole = bytes / inner;
+          if (whole == 0) continue;
+          Op part = op;
+          part.ndims = d + 1;
+          part.count[d] = whole;
+          part.disp = origin;
+          part.size = whole * inner;
+          out.push_back(part);
+          origin += whole * op.stride[d];
+          bytes -= part.size;
+        }
+        if (bytes > 0) copy_at(origin, bytes);
+        break;
+      }
+      case Op::Kind::List: {
+        uint32_t e = op.first;
+        int64_t taken = 0;
+        for (; taken + list_len_[e] <= bytes; ++e) taken += list_len_[e];
+        if (e > op.first) {
+          Op part = op;
+          part.last = e;
+          part.size = taken;
+          out.push_back(part);
+        }
+        if (bytes > taken) copy_at(list_disp_[e], bytes - taken);
+        break;
+      }
+      case Op::Kind::Loop: {
+        const int64_t body = op.size / op.count[0];
+        const int64_t whole = bytes / body;
+        if (whole > 0) {
+          Op part = op;
+          part.count[0] = whole;
+          part.size = whole * body;
+          out.push_back(part);
+        }
+        const int64_t rest = bytes - whole * body;
+        if (rest > 0) {  // one more iteration, its body cut short: a range of its own
+          const std::vector<Op> cut = prefix_program(op.first, op.last, rest);
+          Op part = op;
+          part.disp = op.disp + whole * op.stride[0];
+          part.count[0] = 1;
+          part.stride[0] = 0;
+          part.size = rest;
+          part.first = static_cast<uint32_t>(ops_.size());
+          ops_.insert(ops_.end(), cut.begin(), cut.end());
+          part.last = static_cast<uint32_t>(ops_.size());
+          out.push_back(part);
+        }
+        break;
+      }
+    }
+    break;
+  }
+  return out;
+}
+
+Plan Plan::prefix(int64_t bytes) const {
+  Plan part(*this);
+  part.device_ = std::make_shared<DeviceCache>();
+  part.size_ = std::clamp<int64_t>(bytes, 0, size_);
+  part.set_program(part.prefix_program(0, top_ops_, part.size_));
+  return part;
 }
 
 std::string Plan::kind() const {

@@ -53,6 +53,10 @@ class Plan {
   // absolute displacements) into `packed`, which receives count * size() bytes.
   void pack(const void* base, int64_t count, void* packed) const;
   void unpack(const void* packed, int64_t count, void* base) const;
+  // The first `bytes` packed bytes of one element (0 < bytes < size()) as a plan of their own:
+  // unpacking it writes only the places those bytes belong to, where a message ends inside an
+  // element (MPI changes only the received entries of a receive buffer).
+  Plan prefix(int64_t bytes) const;
   // "dense", "strided-2d", "list", "program"...
   std::string kind() const;
   std::string describe() const;
@@ -74,6 +78,11 @@ class Plan {
   void run_strided(const Op& op, uintptr_t base, char* packed, bool out_of_cache) const;
   template <bool kPack>
   void execute(uintptr_t base, int64_t count, char* packed) const;
+  // Puts `program` (one element's ops) in front of ops_, as [0, top_ops_).
+  void set_program(std::vector<Op> program);
+  // The ops that produce the first `bytes` packed bytes of ops [first, last) (fewer than they
+  // produce), from the same origin; a loop body cut short is appended to ops_ as its own range.
+  std::vector<Op> prefix_program(uint32_t first, uint32_t last, int64_t bytes);
 
   std::vector<Op> ops_;
   uint32_t top_ops_ = 0;  // ops [0, top_ops_) form the element's program

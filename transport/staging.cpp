@@ -236,20 +236,11 @@ void unpack_received(const TypePlan& type, const char* staged, int64_t received,
                      int count, bool as_receive, std::optional<bool> user_on_device) {
   const int64_t size = type.plan.size();
   if (size <= 0 || received <= 0) return;
-  const int64_t whole = std::min<int64_t>(received / size, count);
   // Staging is host memory: a device buffer's side is all there is to know.
   const bool device = user_on_device ? *user_on_device : exec::device_memory(buf);
   const exec::MemoryKind kind = device ? exec::MemoryKind::UserDevice : exec::MemoryKind::Host;
   KernelTimer timer(exec::kUnpackTime);
-  exec::unpack(type.plan, staged, whole, buf, kind);
-  const int64_t rest = std::min(received - whole * size, size);
-  if (whole < count && rest > 0) {
-    char* element = static_cast<char*>(buf) + whole * type.plan.extent();
-    std::vector<char> merged(static_cast<size_t>(size));
-    exec::pack(type.plan, element, 1, merged.data(), kind);
-    std::memcpy(merged.data(), staged + whole * size, static_cast<size_t>(rest));
-    exec::unpack(type.plan, merged.data(), 1, element, kind);
-  }
+  exec::unpack_prefix(type.plan, staged, received, count, buf, kind);
   if (as_receive) count_call(kRecvUnpacked, kRecvBytes, static_cast<uint64_t>(received));
 }
 

@@ -113,9 +113,14 @@ class ExecutorTest : public ::testing::TestWithParam<Kind> {
   // reference.
   void check(const types::Layout& layout, int64_t count, int64_t extent, const std::string& what,
              int64_t user_shift = 0, int64_t packed_shift = 0) {
+    const pack::Plan plan(types::canonicalize(layout), extent, plan_isa(GetParam()));
+    check_plan(plan, test::block_stream(layout, count, extent), count, what, user_shift,
+               packed_shift);
+  }
+  // The same for `plan`, whose `count` elements are `blocks`.
+  void check_plan(const pack::Plan& plan, const Blocks& blocks, int64_t count,
+                  const std::string& what, int64_t user_shift = 0, int64_t packed_shift = 0) {
     const Kind kind = GetParam();
-    const pack::Plan plan(types::canonicalize(layout), extent, plan_isa(kind));
-    const auto blocks = test::block_stream(layout, count, extent);
     int64_t lo = 0, hi = 0;
     for (auto [off, len] : blocks) lo = std::min(lo, off), hi = std::max(hi, off + len);
     const int64_t span = hi - lo + 2 * kGuardBytes + 16;
@@ -300,6 +305,34 @@ TEST(ProgramRows, RowsAreTheTypemapsBlocks) {
 
 // Host-to-device and device-to-host copies of every small size, odd and prime ones too, at every
 // offset within 16 bytes, with guard bytes around them on the device.
+// A message that ends inside an element: the plan of its first bytes (pack::Plan::prefix), cut
+// inside each kind of op and loop, moves exactly those bytes on every executor.
+TEST_P(ExecutorTest, PrefixesOfRandomLayouts) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("PrefixesOfRandomLayouts seed %llu\n", static_cast<unsigned long long>(seed));
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  test::RandomLayouts gen(seed);
+  for (int i = 0; i < 300; ++i) {
+    const types::Layout layout = gen.layout(static_cast<int>(gen.pick(1, 4)));
+    const int64_t size = types::packed_size(layout);
+    if (size < 2) continue;
+    const auto b = types::bounds(layout);
+    const pack::Plan plan(types::canonicalize(layout), b.hi - b.lo, plan_isa(GetParam()));
+    const int64_t bytes = gen.pick(1, size - 1);
+    Blocks first;
+    int64_t left = bytes;
+    for (auto [off, len] : test::block_stream(layout)) {
+      if (left == 0) break;
+      first.emplace_back(off, std::min(len, left));
+      left -= first.back().second;
+    }
+    check_plan(plan.prefix(bytes), first, 1,
+               "case " + std::to_string(i) + " prefix " + std::to_string(bytes) + " of " +
+                   std::to_string(size) + ": " + types::describe(layout));
+    if (HasFailure()) return;
+  }
+}
+
 TEST_P(ExecutorTest, CopiesOfSmallSizes) {
   if (!on_device(GetParam())) GTEST_SKIP() << "the CPU executor has no device memory";
   Executor& e = device_executor(GetParam());

@@ -304,4 +304,51 @@ TEST(Plan, RandomLayoutsMatchReference) {
   }
 }
 
+// A message that ends inside an element: the prefix plan of its first `bytes` packed bytes must
+// unpack them to exactly their places and pack them from there, touching nothing else of the
+// element (its other places may lie beyond the user's memory).
+TEST(Plan, PrefixWritesOnlyTheReceivedBytesPlaces) {
+  const uint64_t seed = 7;
+  test::RandomLayouts gen(seed);
+  for (int i = 0; i < 1500; ++i) {
+    const types::Layout layout = gen.layout(static_cast<int>(gen.pick(0, 4)));
+    const int64_t size = types::packed_size(layout);
+    if (size < 2) continue;
+    const auto blocks = block_stream(layout);
+    int64_t lo = 0, hi = 0;
+    for (auto [off, len] : blocks) lo = std::min(lo, off), hi = std::max(hi, off + len);
+    const auto b = types::bounds(layout);
+    for (pack::Isa isa : supported_isas()) {
+      const pack::Plan plan(types::canonicalize(layout), b.hi - b.lo, isa);
+      for (int64_t bytes : {int64_t{1}, size / 2, size - 1, gen.pick(1, size - 1)}) {
+        const std::string what = "seed " + std::to_string(seed) + " case " + std::to_string(i) +
+                                 " " + pack::isa_name(isa) + " prefix " + std::to_string(bytes) +
+                                 " of " + std::to_string(size) + ": " + types::describe(layout);
+        const pack::Plan part = plan.prefix(bytes);
+        ASSERT_EQ(part.size(), bytes) << what;
+        std::vector<char> packed(static_cast<size_t>(size));
+        for (size_t k = 0; k < packed.size(); ++k) packed[k] = static_cast<char>(k * 29 + 3);
+        // The places of the first `bytes` bytes, in typemap order.
+        std::vector<std::pair<int64_t, int64_t>> received;
+        int64_t left = bytes;
+        for (auto [off, len] : blocks) {
+          if (left == 0) break;
+          received.emplace_back(off, std::min(len, left));
+          left -= received.back().second;
+        }
+        const size_t span = static_cast<size_t>(hi - lo + 2 * kGuardBytes);
+        std::vector<char> expect_user(span, char(kGuard)), got_user(span, char(kGuard));
+        reference_unpack(received, packed.data(), expect_user.data() + kGuardBytes - lo);
+        part.unpack(packed.data(), 1, got_user.data() + kGuardBytes - lo);
+        ASSERT_EQ(expect_user, got_user) << what << " prefix plan: " << part.describe();
+        // Packing reads the same places (overlapping places make unpack then pack lossy).
+        std::vector<char> whole(static_cast<size_t>(size)), first(static_cast<size_t>(bytes));
+        plan.pack(expect_user.data() + kGuardBytes - lo, 1, whole.data());
+        part.pack(expect_user.data() + kGuardBytes - lo, 1, first.data());
+        ASSERT_EQ(std::vector<char>(whole.begin(), whole.begin() + bytes), first) << what;
+      }
+    }
+  }
+}
+
 }  // namespace
