@@ -94,6 +94,7 @@ Plan::Plan(const types::Layout& canonical, int64_t extent, Isa isa)
     : extent_(extent),
       isa_(isa),
       kernels_(row_kernels(isa)),
+      lists_(std::make_shared<Lists>()),
       device_(std::make_shared<DeviceCache>()) {
   size_ = types::packed_size(canonical);
   const uint32_t first = compile(canonical);
@@ -143,16 +144,16 @@ Op Plan::make_list(const Op* first, const Op* last) {
   const auto [unit, bytes, longest, split] = list_shape(first, last);
   Op list;
   list.kind = Op::Kind::List;
-  list.first = static_cast<uint32_t>(list_disp_.size());
+  list.first = static_cast<uint32_t>(lists_->disp.size());
   list.size = bytes;
   for (const Op* op = first; op != last; ++op) {
     const int64_t piece = split ? unit : op->block;
     for (int64_t off = 0; off < op->block; off += piece) {
-      list_disp_.push_back(op->disp + off);
-      list_len_.push_back(piece);
+      lists_->disp.push_back(op->disp + off);
+      lists_->len.push_back(piece);
     }
   }
-  list.last = static_cast<uint32_t>(list_disp_.size());
+  list.last = static_cast<uint32_t>(lists_->disp.size());
   list.block = split || unit == longest ? unit : 0;  // uniform length, 0 when lengths differ
   return list;
 }
@@ -291,7 +292,7 @@ void Plan::run(uint32_t first, uint32_t last, uintptr_t base, char*& packed,
         run_strided<kPack>(op, base, packed, out_of_cache);
         break;
       case Op::Kind::List: {
-        const BlockList list{list_disp_.data() + op.first, list_len_.data() + op.first,
+        const BlockList list{lists_->disp.data() + op.first, lists_->len.data() + op.first,
                              static_cast<int64_t>(op.last - op.first), op.block};
         if constexpr (kPack)
           kernels_.pack_list(packed, base, list);
@@ -401,14 +402,14 @@ std::vector<Op> Plan::prefix_program(uint32_t first, uint32_t last, int64_t byte
       case Op::Kind::List: {
         uint32_t e = op.first;
         int64_t taken = 0;
-        for (; taken + list_len_[e] <= bytes; ++e) taken += list_len_[e];
+        for (; taken + lists_->len[e] <= bytes; ++e) taken += lists_->len[e];
         if (e > op.first) {
           Op part = op;
           part.last = e;
           part.size = taken;
           out.push_back(part);
         }
-        if (bytes > taken) copy_at(list_disp_[e], bytes - taken);
+        if (bytes > taken) copy_at(lists_->disp[e], bytes - taken);
         break;
       }
       case Op::Kind::Loop: {
@@ -485,7 +486,7 @@ std::string Plan::describe() const {
       out += std::to_string(op.stride[d]);
     }
   }
-  if (!list_disp_.empty()) out += " list_entries=" + std::to_string(list_disp_.size());
+  if (!lists_->disp.empty()) out += " list_entries=" + std::to_string(lists_->disp.size());
   return out;
 }
 

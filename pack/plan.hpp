@@ -62,8 +62,8 @@ class Plan {
   std::string describe() const;
   const std::vector<Op>& ops() const { return ops_; }
   uint32_t top_ops() const { return top_ops_; }  // ops [0, top_ops()) form one element
-  const std::vector<int64_t>& list_disp() const { return list_disp_; }
-  const std::vector<int64_t>& list_len() const { return list_len_; }
+  const std::vector<int64_t>& list_disp() const { return lists_->disp; }
+  const std::vector<int64_t>& list_len() const { return lists_->len; }
   // The plan compiled for data-parallel executors (a GPU, the emulated device), built on
   // first use and shared by copies of this plan.
   const device::Program& device_program() const;
@@ -87,10 +87,14 @@ class Plan {
   std::vector<Op> ops_;
   uint32_t top_ops_ = 0;  // ops [0, top_ops_) form the element's program
   bool dense_ = false;    // any count is one contiguous copy
-  std::vector<int64_t> list_disp_, list_len_;
   int64_t size_ = 0, extent_ = 0;
   Isa isa_;
   RowKernels kernels_;
+  // List entries: written while compiling, then shared by copies of the plan and its prefixes.
+  struct Lists {
+    std::vector<int64_t> disp, len;
+  };
+  std::shared_ptr<Lists> lists_;
   struct DeviceCache;
   std::shared_ptr<DeviceCache> device_;
 };
