@@ -2,7 +2,9 @@
 # Stop 60: the figures that decide whether #23's and #24's targets can be met on this machine,
 # taken once more on a quiet machine with no calibration (a user's first runs). From the
 # repository root, after building build/openmpi and build/mpich:
-#   bash docs/results/2026-12-01-s60/limits.sh [halo|app|pack|all]
+#   [run=N] bash docs/results/2026-12-01-s60/limits.sh [halo|app|pack|all|pingpong]
+# (run=N numbers the halo and app outputs; `all` is halo, app and pack; pingpong runs three
+# times per MPI by itself)
 set -euo pipefail
 out=$(dirname "$0")
 what=${1:-all}
