@@ -24,6 +24,7 @@ class Line:
     def __init__(self, name, threshold, kind="min", percent=False):
         self.name, self.threshold, self.kind, self.percent = name, threshold, kind, percent
         self.values = []  # (value, case)
+        self.count = None  # cases behind a value taken from a result's summary
 
     def add(self, value, case):
         if value is not None and value > 0:
@@ -51,8 +52,9 @@ class Line:
         if value is None:
             return f"  {self.name:<58} {'n/a':>8}  (no cases)"
         where = f"; {'worst' if self.kind != 'geomean' else 'over'}: {case}" if case else ""
+        n = self.count if self.count is not None else len(self.values)
         return (f"  {self.name:<58} {fmt(value):>8}  line {relation} {fmt(self.threshold):<7} "
-                f"{'ok' if self.reached() else 'below'} ({len(self.values)} cases{where})")
+                f"{'ok' if self.reached() else 'below'} ({n} case{'' if n == 1 else 's'}{where})")
 
 
 def pingpong(data):
@@ -142,6 +144,7 @@ def summary_line(stats, name, threshold, percent=False):
     line = Line(name, threshold, percent=percent)
     if stats and stats.get("cases"):
         line.add(stats["min"], stats["min_case"])
+        line.count = stats["cases"]
     return line
 
 
@@ -163,6 +166,7 @@ def gpu_pingpong(data):
     comparison = s.get("comparison", {})
     if comparison.get("cases"):
         worst.add(comparison["worst_ratio"], comparison["worst_case"])
+        worst.count = comparison["cases"]
     return [summary_line(s.get("small_blocks"), "min over the copy-to-host path, <= 16 B", 10),
             worst]
 
