@@ -382,10 +382,12 @@ void write_verification(JsonWriter& j, const std::string& error) {
 void print_verification(const char* what, const std::vector<std::string>& mismatched,
                         size_t cases) {
   if (mismatched.empty()) {
-    std::printf("  data: identical in all %zu cases (%s)\n", cases, what);
+    std::printf("  data: identical in %s (%s)\n",
+                cases == 1 ? "its one case" : format("all %zu cases", cases).c_str(), what);
     return;
   }
-  std::printf("  data mismatch in %zu of %zu cases (%s):", mismatched.size(), cases, what);
+  std::printf("  data mismatch in %zu of %zu case%s (%s):", mismatched.size(), cases,
+              cases == 1 ? "" : "s", what);
   for (size_t i = 0; i < mismatched.size() && i < 8; ++i)
     std::printf("%s %s", i ? "," : "", mismatched[i].c_str());
   if (mismatched.size() > 8) std::printf(" ... (+%zu)", mismatched.size() - 8);
