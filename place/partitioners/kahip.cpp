@@ -1,0 +1,28 @@
+// KaHIP's kaffpa (its fast configuration) into equal parts with a small imbalance: asked for
+// perfect balance it takes seconds for hundreds of parts, and it knows only equal parts anyway,
+// so exact node sizes are left to the repair after it (graph_map.cpp).
+#include <kaHIP_interface.h>
+
+#include <stdexcept>
+
+#include "place/partitioners/partitioners.hpp"
+
+namespace loom::place::detail {
+
+std::vector<int> partition_kahip(const CommGraph& graph, std::span<const int> sizes,
+                                 uint32_t seed) {
+  // The library's index width is fixed when it is built; Loom passes 32-bit indices.
+  if (kahip_sizeof_idx() != static_cast<int>(sizeof(kahip_idx)) || sizeof(kahip_idx) != sizeof(int))
+    throw std::runtime_error("KaHIP was built with another index width");
+  IntegerGraph g = integer_graph(graph);
+  int vertices = graph.vertices(), parts = static_cast<int>(sizes.size());
+  double imbalance = 0.03;
+  kahip_idx cut = 0;
+  std::vector<int> part_of(static_cast<size_t>(vertices));
+  kaffpa_balance(&vertices, nullptr, g.offsets.data(), g.weights.data(), g.adjacency.data(), &parts,
+                 &imbalance, false, true, static_cast<int>(seed & 0x7fffffff), FAST, &cut,
+                 part_of.data());
+  return part_of;
+}
+
+}  // namespace loom::place::detail
