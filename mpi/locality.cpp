@@ -143,6 +143,11 @@ int learn_locality(MPI_Comm comm) {
   return MPI_SUCCESS;
 }
 
+int node_label() {
+  const NodeMap& map = nodes();
+  return map.node_of_world_rank.empty() ? 0 : map.my_node;
+}
+
 void init_locality() {
   NodeMap& map = nodes();
   if (map.ready) return;

@@ -32,6 +32,11 @@ inline model::Locality locality(MPI_Comm comm, int peer) {
   if (detail::one_node) return model::Locality::SameNode;
   return detail::locality_across_nodes(comm, peer);
 }
+// This process's node, as the lowest world rank on it (LOOM_RANKS_PER_NODE: its block's first):
+// equal on two processes of one world exactly when they share a node, as far as
+// init_locality/learn_locality have learnt (before either runs, 0).
+int node_label();
+
 // At MPI_Comm_free / MPI_Comm_disconnect (the interposer's; a library without it calls this
 // for the communicators it asked about before freeing them).
 void forget_communicator(MPI_Comm comm);

@@ -3,9 +3,21 @@
 // so exact node sizes are left to the repair after it (graph_map.cpp).
 #include <kaHIP_interface.h>
 
+#include <iostream>  // with this system's headers: std::cout set up for KaHIP's own use
 #include <stdexcept>
 
 #include "place/partitioners/partitioners.hpp"
+
+#ifdef LOOM_KAHIP_STATIC
+// The wheel's static KaHIP was compiled by a GCC newer than some systems' libstdc++ (Debian 12's
+// is GCC 12's): its objects ask for std::ios_base_library_init(), a GCC 13 no-op whose only
+// purpose is that dependency, which the wheel's toolchain supplies from its static part of
+// libstdc++ (the wheel's shared libkahip.so carries its own copy too). A weak no-op stands in
+// where libstdc++ lacks it; <iostream> above sets std::cout up the GCC 12 way.
+namespace std {
+[[gnu::weak]] void ios_base_library_init() {}
+}  // namespace std
+#endif
 
 namespace loom::place::detail {
 
