@@ -665,20 +665,6 @@ int open_staging(loom_halo_domain d, const std::vector<std::vector<Segment>>& re
   return LOOM_HALO_SUCCESS;
 }
 
-// This machine's topology, loaded once per process (hwloc reads it from the system: milliseconds
-// on a large node); null when hwloc cannot, and then every node keeps the rank order.
-const loom::place::Topology* machine_topology() {
-  static const std::unique_ptr<loom::place::Topology> topology =
-      []() -> std::unique_ptr<loom::place::Topology> {
-    try {
-      return std::make_unique<loom::place::Topology>();
-    } catch (const std::exception&) {
-      return nullptr;
-    }
-  }();
-  return topology.get();
-}
-
 // The node's subdomains onto its ranks (docs/halo.md, Placement): every rank's CPUs gathered
 // over the node, distances from hwloc, place::place against the node's halo bytes, computed by
 // the node's first rank and taken only where it beats the rank order (an unbound job, whose
@@ -689,7 +675,7 @@ int place_on_node(loom_halo_domain_s* d, int per_node) {
   MPI_Comm node = MPI_COMM_NULL;
   int rc = MPI_Comm_split(d->comm, d->node_leader, d->rank, &node);
   if (rc != MPI_SUCCESS) return rc;
-  const loom::place::Topology* topology = machine_topology();
+  const loom::place::Topology* topology = loom::place::machine_topology();
   const std::string cpus = topology ? topology->bound_cpus() : std::string();
   const int length = static_cast<int>(cpus.size());
   std::vector<int> lengths(static_cast<size_t>(per_node)), starts(lengths.size());

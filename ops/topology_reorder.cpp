@@ -145,19 +145,6 @@ void record(const Constructor& c, int size, const Decision& d) {
   reports().push_back(line);
 }
 
-// The hwloc description of this machine, loaded on first use; null where hwloc cannot.
-const place::Topology* machine() {
-  static const std::unique_ptr<place::Topology> topology =
-      []() -> std::unique_ptr<place::Topology> {
-    try {
-      return std::make_unique<place::Topology>();
-    } catch (const std::exception&) {
-      return nullptr;
-    }
-  }();
-  return topology.get();
-}
-
 // Nodes of up to this many ranks are placed inside (place::place_on_node) where their ranks'
 // CPUs are known: exact up to 8, a local search beyond, which grows as the cube of the size.
 constexpr int kPlacedNodeMaxRanks = 16;
@@ -168,7 +155,7 @@ void place_inside_nodes(const place::CommGraph& graph, const std::vector<int>& n
                         const std::vector<std::string>& host_of_slot,
                         const std::vector<std::string>& cpus_of_slot,
                         std::vector<int>& vertex_of_slot) {
-  const place::Topology* topology = machine();
+  const place::Topology* topology = place::machine_topology();
   if (!topology) return;
   std::map<int, std::vector<int>> slots_of_node;
   for (size_t s = 0; s < node_of_slot.size(); ++s)
@@ -325,7 +312,7 @@ int reorder(MPI_Comm comm, const Constructor& c, MPI_Comm* out) {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int name_length = 0;
   PMPI_Get_processor_name(name, &name_length);
-  const place::Topology* topology = machine();
+  const place::Topology* topology = place::machine_topology();
   const std::string where = std::string(name, static_cast<size_t>(name_length)) + '\n' +
                             (topology ? topology->bound_cpus() : std::string());
   std::vector<std::vector<int>> places, local;

@@ -21,7 +21,7 @@ namespace loom::place {
 
 // How a mapping is found.
 enum class MapMethod {
-  Auto,         // METIS's and Scotch's answers, the better refined by swaps
+  Auto,         // METIS's, Scotch's (and KaHIP's up to 1024 ranks) best, refined by swaps
   Partitioner,  // one partitioner, its answer repaired to exact node sizes
   Random,       // a random numbering (for experiments)
   Identity,     // the baseline numbering itself
@@ -45,7 +45,7 @@ struct GraphMapping {
   bool kept = false;                // vertex_of_slot is the mapping found, not the baseline
   std::string found_by;             // what gave the mapping found ("metis", "baseline", ...)
   double found_cut = 0;             // its cut, kept or not
-  double seconds = 0;               // time to find it
+  double seconds = 0;               // CPU time of this thread to find it
   // Share of the weight inside nodes (1 for a graph without weight).
   double inside_share() const { return total > 0 ? 1 - cut / total : 1; }
   double baseline_inside_share() const { return total > 0 ? 1 - baseline_cut / total : 1; }

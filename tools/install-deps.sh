@@ -25,6 +25,7 @@ packages=(
   nlohmann-json3-dev                                     # the method model's calibration files
   libzfp-dev libblosc-dev                                # the codec engine (ZFP, Blosc)
   libhwloc-dev                                           # the halo library's placement (hwloc)
+  libmetis-dev libscotch-dev                             # rank reordering's partitioners
   python3 python3-pip python3-dev                        # plots; building mpi4py
   iproute2 util-linux                                    # tools/slow-link.sh: ip, tc; flock, unshare, taskset
 )
@@ -37,9 +38,9 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# matplotlib (plots) and numpy (the mpi4py test) for whichever python3 is first on PATH (it
-# may not be Debian's).
-for module in matplotlib numpy; do
+# matplotlib (plots), numpy (the mpi4py test) and kahip (rank reordering's KaHIP partitioner,
+# found by CMake inside the wheel) for whichever python3 is first on PATH (it may not be Debian's).
+for module in matplotlib numpy kahip; do
   if ! python3 -c "import $module" 2>/dev/null; then
     echo "install-deps: installing $module for $(command -v python3)"
     python3 -m pip install -q "$module" 2>/dev/null ||
