@@ -265,26 +265,33 @@ Decision decide(const Constructor& c, int size, const std::vector<std::vector<in
   return d;
 }
 
+// Two broadcasts: the figures and lengths, then the text and the numbering.
 int broadcast(Decision& d, MPI_Comm comm, int root, int size) {
-  int flag = d.renumber ? 1 : 0;
-  double figures[5] = {d.cut, d.baseline_cut, d.total, d.seconds, static_cast<double>(d.nodes)};
-  int rc = PMPI_Bcast(&flag, 1, MPI_INT, root, comm);
-  if (rc == MPI_SUCCESS) rc = PMPI_Bcast(figures, 5, MPI_DOUBLE, root, comm);
   std::vector<int> text = as_ints(d.renumber ? d.found_by : d.why_kept);
-  int length = static_cast<int>(text.size());
-  if (rc == MPI_SUCCESS) rc = PMPI_Bcast(&length, 1, MPI_INT, root, comm);
-  text.resize(static_cast<size_t>(length));
-  if (rc == MPI_SUCCESS) rc = PMPI_Bcast(text.data(), length, MPI_INT, root, comm);
+  double head[7] = {d.renumber ? 1.0 : 0.0,
+                    d.cut,
+                    d.baseline_cut,
+                    d.total,
+                    d.seconds,
+                    static_cast<double>(d.nodes),
+                    static_cast<double>(text.size())};
+  int rc = PMPI_Bcast(head, 7, MPI_DOUBLE, root, comm);
   if (rc != MPI_SUCCESS) return rc;
-  d.renumber = flag != 0;
-  d.cut = figures[0], d.baseline_cut = figures[1], d.total = figures[2], d.seconds = figures[3];
-  d.nodes = static_cast<int>(figures[4]);
-  (d.renumber ? d.found_by : d.why_kept) = as_text(text);
-  if (d.renumber) {
-    d.vertex_of_slot.resize(static_cast<size_t>(size));
-    rc = PMPI_Bcast(d.vertex_of_slot.data(), size, MPI_INT, root, comm);
-  }
-  return rc;
+  d.renumber = head[0] != 0;
+  d.cut = head[1], d.baseline_cut = head[2], d.total = head[3], d.seconds = head[4];
+  d.nodes = static_cast<int>(head[5]);
+  const size_t length = static_cast<size_t>(head[6]);
+  std::vector<int> tail = text;
+  tail.resize(length);
+  if (d.renumber) tail.insert(tail.end(), d.vertex_of_slot.begin(), d.vertex_of_slot.end());
+  tail.resize(length + (d.renumber ? static_cast<size_t>(size) : 0));
+  rc = PMPI_Bcast(tail.data(), static_cast<int>(tail.size()), MPI_INT, root, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  (d.renumber ? d.found_by : d.why_kept) =
+      as_text({tail.begin(), tail.begin() + static_cast<std::ptrdiff_t>(length)});
+  if (d.renumber)
+    d.vertex_of_slot.assign(tail.begin() + static_cast<std::ptrdiff_t>(length), tail.end());
+  return MPI_SUCCESS;
 }
 
 void free_internal(MPI_Comm* comm) {
@@ -302,35 +309,41 @@ int reorder(MPI_Comm comm, const Constructor& c, MPI_Comm* out) {
   PMPI_Comm_size(comm, &size);
   if (size < 2) return MPI_SUCCESS;
   constexpr int root = 0;
-  int rc = mpi::learn_locality(comm);
-  // What the root needs of every rank: its node, its rank under the host, its host name and CPUs.
+  // Nodes learnt at MPI_Init cover MPI_COMM_WORLD; a communicator with other processes
+  // (spawned, connected) is asked (collectively: every rank sees the same group).
+  int rc = mpi::knows_nodes_of(comm) ? MPI_SUCCESS : mpi::learn_locality(comm);
+  if (rc != MPI_SUCCESS) return rc;
+  // What the root needs of every rank, in one gather: its node, its rank under the host, its
+  // host name and bound CPUs, and the constructor's own part.
   int host_rank = -1;
   if (*out != MPI_COMM_NULL) PMPI_Comm_rank(*out, &host_rank);
-  const int mine[2] = {mpi::node_label(), host_rank};
-  std::vector<int> both(static_cast<size_t>(rank == root ? 2 * size : 0));
-  if (rc == MPI_SUCCESS) rc = PMPI_Gather(mine, 2, MPI_INT, both.data(), 2, MPI_INT, root, comm);
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int name_length = 0;
   PMPI_Get_processor_name(name, &name_length);
   const place::Topology* topology = place::machine_topology();
   const std::string where = std::string(name, static_cast<size_t>(name_length)) + '\n' +
                             (topology ? topology->bound_cpus() : std::string());
-  std::vector<std::vector<int>> places, local;
-  if (rc == MPI_SUCCESS) rc = gather_ints(as_ints(where), comm, root, rank, size, places);
-  if (rc == MPI_SUCCESS) rc = gather_ints(c.local, comm, root, rank, size, local);
+  std::vector<int> mine{mpi::node_label(), host_rank, static_cast<int>(where.size())};
+  mine.insert(mine.end(), where.begin(), where.end());
+  mine.insert(mine.end(), c.local.begin(), c.local.end());
+  std::vector<std::vector<int>> all, local;
+  rc = gather_ints(mine, comm, root, rank, size, all);
   if (rc != MPI_SUCCESS) return rc;
-
   Decision d;
   if (rank == root) {
     std::vector<int> node_of_slot(static_cast<size_t>(size)), host_ranks(node_of_slot.size());
     std::vector<std::string> host_of_slot(node_of_slot.size()), cpus_of_slot(node_of_slot.size());
+    local.resize(node_of_slot.size());
     for (size_t s = 0; s < node_of_slot.size(); ++s) {
-      node_of_slot[s] = both[2 * s];
-      host_ranks[s] = both[2 * s + 1];
-      const std::string text = as_text(places[s]);
+      const std::vector<int>& given = all[s];
+      node_of_slot[s] = given[0];
+      host_ranks[s] = given[1];
+      const auto end = given.begin() + 3 + given[2];
+      const std::string text = as_text({given.begin() + 3, end});
       const size_t cut = text.find('\n');
       host_of_slot[s] = text.substr(0, cut);
       cpus_of_slot[s] = cut == std::string::npos ? std::string() : text.substr(cut + 1);
+      local[s].assign(end, given.end());
     }
     d = decide(c, size, local, node_of_slot, host_ranks, host_of_slot, cpus_of_slot);
   }

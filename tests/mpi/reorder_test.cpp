@@ -117,9 +117,10 @@ void expect_same_neighbourhood(MPI_Comm loom, MPI_Comm host, const std::string& 
     in = out = 2 * in;
   }
   const int rank = rank_in(host);
-  // Blocks from MPI_PROC_NULL (a grid's open boundary) stay as they were: alike in both.
-  std::vector<int> send(static_cast<size_t>(out) * 2), got_loom(static_cast<size_t>(in) * 2, -1),
-      got_host(got_loom.size(), -1);
+  // Blocks from MPI_PROC_NULL (a grid's open boundary) stay as they were: alike in both. One
+  // element more than the blocks: MPICH refuses a null buffer even without neighbours.
+  std::vector<int> send(static_cast<size_t>(out) * 2 + 1),
+      got_loom(static_cast<size_t>(in) * 2 + 1, -1), got_host(got_loom.size(), -1);
   for (size_t k = 0; k < send.size(); ++k) send[k] = rank * 1000 + static_cast<int>(k);
   EXPECT_EQ(MPI_Neighbor_alltoall(send.data(), 2, MPI_INT, got_loom.data(), 2, MPI_INT, loom),
             MPI_SUCCESS)
@@ -128,7 +129,7 @@ void expect_same_neighbourhood(MPI_Comm loom, MPI_Comm host, const std::string& 
   if (!any_order) {
     EXPECT_EQ(got_loom, got_host) << what << ": MPI_Neighbor_alltoall";
   }
-  std::vector<int> all_loom(static_cast<size_t>(in), -1), all_host(all_loom.size(), -1);
+  std::vector<int> all_loom(static_cast<size_t>(in) + 1, -1), all_host(all_loom.size(), -1);
   MPI_Neighbor_allgather(&rank, 1, MPI_INT, all_loom.data(), 1, MPI_INT, loom);
   PMPI_Neighbor_allgather(&rank, 1, MPI_INT, all_host.data(), 1, MPI_INT, host);
   if (!any_order) {
@@ -140,6 +141,7 @@ void expect_same_neighbourhood(MPI_Comm loom, MPI_Comm host, const std::string& 
     MPI_Dist_graph_neighbors(loom, in, sources.data(), weights.data(), out, targets.data(),
                              target_weights.data());
     sources.resize(static_cast<size_t>(in));
+    all_loom.resize(static_cast<size_t>(in));
     EXPECT_EQ(all_loom, sources) << what << ": MPI_Neighbor_allgather";
   }
 }
@@ -225,6 +227,9 @@ void expect_same_cart(MPI_Comm loom, MPI_Comm host, const std::string& what) {
     MPI_Comm sub[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
     MPI_Cart_sub(loom, keep.data(), &sub[0]);
     PMPI_Cart_sub(host, keep.data(), &sub[1]);
+    // Keeping no dimension, MPICH gives MPI_COMM_NULL, Open MPI a communicator of one rank.
+    EXPECT_EQ(sub[0] == MPI_COMM_NULL, sub[1] == MPI_COMM_NULL) << what << ": MPI_Cart_sub";
+    if (sub[0] == MPI_COMM_NULL || sub[1] == MPI_COMM_NULL) continue;
     int compare = MPI_UNEQUAL;
     MPI_Comm_compare(sub[0], sub[1], &compare);
     EXPECT_EQ(compare, MPI_CONGRUENT) << what << ": MPI_Cart_sub " << mask;
@@ -271,9 +276,9 @@ TEST(Reorder, DistributedGraphs) {
   std::mt19937_64 rng(seed);
   const uint64_t before = counter("reorder.communicators");
   int asked = 0;
-  for (int trial = 0; trial < 6; ++trial) {
+  for (int trial = 0; trial < 3; ++trial) {
     const std::vector<Adjacent> lists = random_graph(world_size, rng);
-    const bool weighted = trial % 3 != 2;
+    const bool weighted = trial != 2;
     const std::string what = "adjacent graph " + std::to_string(trial);
     const Adjacent& mine = lists[static_cast<size_t>(world_rank)];
     MPI_Comm loom = MPI_COMM_NULL;
@@ -328,9 +333,9 @@ TEST(Reorder, DistributedGraphs) {
 TEST(Reorder, CartesianGrids) {
   std::mt19937_64 rng(seed + 1);
   for (int ndims = 1; ndims <= 3; ++ndims)
-    for (int trial = 0; trial < 3; ++trial) {
+    for (int trial = 0; trial < 2; ++trial) {
       // Dimensions from MPI_Dims_create over all ranks or one fewer (a rank left out).
-      const int ranks = world_size > 1 && trial == 2 ? world_size - 1 : world_size;
+      const int ranks = world_size > 1 && trial == 1 ? world_size - 1 : world_size;
       std::vector<int> dims(static_cast<size_t>(ndims), 0), periods(dims.size());
       MPI_Dims_create(ranks, ndims, dims.data());
       if (trial % 2) std::reverse(dims.begin(), dims.end());
@@ -351,7 +356,7 @@ TEST(Reorder, CartesianGrids) {
 
 TEST(Reorder, Graphs) {
   std::mt19937_64 rng(seed + 2);
-  for (int trial = 0; trial < 3; ++trial) {
+  for (int trial = 0; trial < 2; ++trial) {
     // A symmetric random graph over all ranks: index and edges as MPI_Graph_create takes them.
     const int n = world_size;
     std::vector<std::vector<int>> adjacent(static_cast<size_t>(n));
