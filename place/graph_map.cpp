@@ -278,7 +278,7 @@ void refine_by_swaps(const CommGraph& graph, std::vector<int>& part_of) {
     throw std::invalid_argument("refine_by_swaps: one part per vertex expected");
   int parts = 0;
   for (int p : part_of) parts = std::max(parts, p + 1);
-  // Three rounds keep 4096 ranks well inside half a second; later rounds add little.
+  // Later rounds add little and cost as much (docs/reorder.md, "Measurements").
   constexpr int kMaxRounds = 3;
   const double noise = 1e-12 * std::max(1.0, graph.total_weight());
   PairRefiner refiner(graph, part_of);
@@ -376,7 +376,8 @@ std::vector<int> partitioner_parts(const CommGraph& graph, std::span<const int> 
 
 }  // namespace
 
-// Loom's choice asks KaHIP too up to this many ranks: tens of milliseconds there.
+// Loom's choice asks KaHIP too up to this many ranks; beyond, it is the slowest of the three by
+// far (docs/reorder.md, "Partitioners").
 constexpr int kKahipMaxRanks = 1024;
 
 GraphMapping map_graph(const CommGraph& graph, std::span<const int> node_of_slot,
@@ -432,7 +433,7 @@ GraphMapping map_graph(const CommGraph& graph, std::span<const int> node_of_slot
         m.found_by = partitioner_name(options.partitioner);
       } else {
         // METIS and Scotch, those built in, each better on some graphs and both fast, and
-        // KaHIP up to kKahipMaxRanks (beyond, it takes several times their time): the
+        // KaHIP up to kKahipMaxRanks (beyond, the slowest by far): the
         // smallest cut, refined. With none built in, the baseline refined (docs/reorder.md).
         parts = baseline_parts;
         double best_cut = -1;

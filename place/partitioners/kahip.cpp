@@ -1,6 +1,6 @@
 // KaHIP's kaffpa (its fast configuration) into equal parts with a small imbalance: asked for
-// perfect balance it takes seconds for hundreds of parts, and it knows only equal parts anyway,
-// so exact node sizes are left to the repair after it (graph_map.cpp).
+// perfect balance it is far slower with hundreds of parts (docs/reorder.md), and it knows only
+// equal parts anyway, so exact node sizes are left to the repair after it (graph_map.cpp).
 #include <kaHIP_interface.h>
 
 #include <iostream>  // with this system's headers: std::cout set up for KaHIP's own use
