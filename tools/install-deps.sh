@@ -38,7 +38,7 @@ if ((tests)); then
     clang clang-format libclang-rt-14-dev      # formatter, sanitizers' and fuzzer's runtime
     gfortran                                   # Fortran application tests
     ccache                                     # the test command's builds share their objects
-    python3-dev                                # mpi4py's extension loads against it
+    python3-dev patchelf                       # mpi4py (patchelf: its MPICH module onto Debian's libmpich)
     iproute2 util-linux                        # tools/slow-link.sh: ip, tc; flock, unshare
   )
 fi
