@@ -28,6 +28,7 @@
 #include "halo/geometry.hpp"
 #include "halo/step_flags.hpp"
 #include "mpi/locality.hpp"
+#include "mpi/sim_clock.hpp"
 #include "mpi/type_decode.hpp"
 #include "pack/box_copy.hpp"
 #include "pack/plan.hpp"
@@ -68,6 +69,7 @@ struct PeerPlan {
   bool other_node = false;
   std::vector<Segment> send, recv;
   size_t send_bytes = 0, recv_bytes = 0;
+  int64_t send_rows = 0, recv_rows = 0;  // contiguous runs (SMPI's cost model, mpi/sim_clock)
   std::vector<char> send_buffer, recv_buffer;
   // Every segment of one message as one Loom plan over absolute addresses (as MPI_BOTTOM),
   // so one exec::pack/unpack call moves all directions and fields of the pair.
@@ -285,6 +287,31 @@ loom::pack::BoxCopy box_copy(const char* from_base, const std::array<int64_t, 3>
           to.stride, to_box.lo,   from.n,  static_cast<int64_t>(to.element)};
 }
 
+// SMPI's clock (mpi/sim_clock.hpp; nothing with a real MPI): a pass of box copies, and the
+// packing of segments.
+void charge_pass(const loom::pack::RowPass& p) {
+#ifdef LOOM_SMPI
+  int64_t cells = 0;
+  for (const auto& s : p.segments) cells += s.cells;
+  loom::mpi::sim::charge_copy(p.rows * p.planes * static_cast<int64_t>(p.segments.size()),
+                              p.rows * p.planes * cells * p.element);
+#else
+  (void)p;
+#endif
+}
+void charge_segments(const std::vector<Segment>& segments, const std::vector<Field>& fields) {
+#ifdef LOOM_SMPI
+  int64_t rows = 0, bytes = 0;
+  for (const Segment& s : segments) {
+    rows += s.box.n[1] * s.box.n[2];
+    bytes += s.box.cells() * static_cast<int64_t>(fields[static_cast<size_t>(s.field)].element);
+  }
+  loom::mpi::sim::charge_copy(rows, bytes);
+#else
+  (void)segments, (void)fields;
+#endif
+}
+
 int mpi_fail(int rc, const char* what) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int length = 0;
@@ -425,6 +452,7 @@ int build_plan(loom_halo_domain d) {
       plan.send.push_back({f, box});
       plan.send_bytes +=
           static_cast<size_t>(box.cells()) * d->fields[static_cast<size_t>(f)].element;
+      plan.send_rows += box.n[1] * box.n[2];
     }
   }
   for (int s = 0; s < kDirections; ++s) {
@@ -480,6 +508,7 @@ int build_plan(loom_halo_domain d) {
       plan.recv.push_back({f, to});
       plan.recv_bytes +=
           static_cast<size_t>(to.cells()) * d->fields[static_cast<size_t>(f)].element;
+      plan.recv_rows += to.n[1] * to.n[2];
     }
   }
   d->self_passes = loom::pack::row_passes(self_copies);
@@ -608,19 +637,41 @@ int open_window(loom_halo_domain d, size_t bytes) {
   int node_size = 1;
   MPI_Comm_size(d->node_comm, &node_size);
   char* mine = nullptr;
+#ifdef LOOM_SMPI
+  // SMPI 3.32 carves every rank's segment out of one block sized by rank 0's request, and its
+  // MPI_Win_shared_query answers that block's start for every rank: ask for the largest segment
+  // and gather where each starts (simulated ranks share one address space).
+  uint64_t largest = bytes;
+  int rc = MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_UINT64_T, MPI_MAX, d->node_comm);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(largest), 1, MPI_INFO_NULL, d->node_comm,
+                                 &mine, &d->window);
+#else
   int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, d->node_comm,
                                    &mine, &d->window);
+#endif
   if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_allocate_shared");
   std::memset(mine, 0, bytes);
   d->segments.assign(static_cast<size_t>(node_size), nullptr);
   d->flags.assign(static_cast<size_t>(node_size), nullptr);
+#ifdef LOOM_SMPI
+  std::vector<uint64_t> starts(static_cast<size_t>(node_size));
+  const uint64_t my_start = reinterpret_cast<uintptr_t>(mine);
+  rc = MPI_Allgather(&my_start, 1, MPI_UINT64_T, starts.data(), 1, MPI_UINT64_T, d->node_comm);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Allgather (node segments)");
+  for (int q = 0; q < node_size; ++q)
+    d->segments[static_cast<size_t>(q)] =
+        reinterpret_cast<char*>(static_cast<uintptr_t>(starts[static_cast<size_t>(q)]));
+#else
   for (int q = 0; q < node_size; ++q) {
     MPI_Aint size = 0;
     int unit = 0;
     MPI_Win_shared_query(d->window, q, &size, &unit, &d->segments[static_cast<size_t>(q)]);
+  }
+#endif
+  for (int q = 0; q < node_size; ++q)
     d->flags[static_cast<size_t>(q)] =
         reinterpret_cast<int64_t*>(d->segments[static_cast<size_t>(q)]);
-  }
   // Every rank's flags and fields are zeroed before any rank reads them.
   rc = MPI_Barrier(d->node_comm);
   return rc == MPI_SUCCESS ? LOOM_HALO_SUCCESS : mpi_fail(rc, "MPI_Barrier (node)");
@@ -668,6 +719,10 @@ int open_staging(loom_halo_domain d, const std::vector<std::vector<Segment>>& re
 // This machine's topology, loaded once per process (hwloc reads it from the system: milliseconds
 // on a large node); null when hwloc cannot, and then every node keeps the rank order.
 const loom::place::Topology* machine_topology() {
+#ifdef LOOM_SMPI
+  // Simulated nodes are not this machine: their cores are alike (sim/platform.py).
+  return nullptr;
+#endif
   static const std::unique_ptr<loom::place::Topology> topology =
       []() -> std::unique_ptr<loom::place::Topology> {
     try {
@@ -995,8 +1050,10 @@ int loom_halo_start(loom_halo_domain d) {
   ++d->step;
   // Our interior is final for this step (staged: packed for each same-node reader): same-node
   // neighbours may read it. The areas are free: every reader finished the last step's.
-  for (const StagedReader& r : d->staged_readers)
+  for (const StagedReader& r : d->staged_readers) {
     loom::exec::pack(*r.pack, nullptr, 1, r.area, loom::exec::MemoryKind::Host);
+    charge_segments(r.segments, d->fields);
+  }
   if (d->shared) loom::halo::publish(d->flags[static_cast<size_t>(d->node_rank)], d->step);
   int rc = MPI_SUCCESS;
   if (!d->recv_requests.empty()) {
@@ -1005,13 +1062,20 @@ int loom_halo_start(loom_halo_domain d) {
   }
   for (PeerPlan& p : d->peers) {
     if (p.send_request == MPI_REQUEST_NULL) continue;
-    if (p.send_plan)
+    if (p.send_plan) {
       loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.data(),
                        loom::exec::MemoryKind::Host);
+      loom::mpi::sim::charge_copy(p.send_rows, static_cast<int64_t>(p.send_bytes));
+    } else {
+      loom::mpi::sim::charge_host_pack(p.send_rows, static_cast<int64_t>(p.send_bytes));
+    }
     rc = PMPI_Start(&p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Start (send)");
   }
-  for (const loom::pack::RowPass& p : d->self_passes) loom::pack::run_pass(p);
+  for (const loom::pack::RowPass& p : d->self_passes) {
+    loom::pack::run_pass(p);
+    charge_pass(p);
+  }
   d->in_flight = true;
   return LOOM_HALO_SUCCESS;
 }
@@ -1035,9 +1099,13 @@ int loom_halo_finish(loom_halo_domain d) {
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitany (receives)");
     if (index == MPI_UNDEFINED) break;
     const PeerPlan& p = *owner[static_cast<size_t>(index)];
-    if (p.recv_plan)
+    if (p.recv_plan) {
       loom::exec::unpack(*p.recv_plan, p.recv_buffer.data(), 1, nullptr,
                          loom::exec::MemoryKind::Host);
+      loom::mpi::sim::charge_copy(p.recv_rows, static_cast<int64_t>(p.recv_bytes));
+    } else {
+      loom::mpi::sim::charge_host_pack(p.recv_rows, static_cast<int64_t>(p.recv_bytes));
+    }
   }
   if (!d->send_requests.empty()) {
     const int rc = PMPI_Waitall(static_cast<int>(d->send_requests.size()), d->send_requests.data(),
@@ -1052,7 +1120,10 @@ int loom_halo_finish(loom_halo_domain d) {
       loom::halo::wait_published(theirs, d->step, d->spin_micros);
       if (source.unpack)
         loom::exec::unpack(*source.unpack, source.area, 1, nullptr, loom::exec::MemoryKind::Host);
-      for (const loom::pack::RowPass& p : source.passes) loom::pack::run_pass(p);
+      for (const loom::pack::RowPass& p : source.passes) {
+        loom::pack::run_pass(p);
+        charge_pass(p);
+      }
       loom::halo::mark_read(theirs, d->node_rank, d->step);
     }
     // Our interior may change once every reader has copied it.

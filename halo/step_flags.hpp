@@ -13,6 +13,10 @@
 #include <cstdint>
 #include <span>
 
+#ifdef LOOM_SMPI
+#include "mpi/sim_clock.hpp"
+#endif
+
 namespace loom::halo {
 
 // Waits until `*flag` reaches `value`. Spins for `spin_micros` before yielding: a yield on a
@@ -22,6 +26,12 @@ namespace loom::halo {
 inline void wait_at_least(int64_t* flag, int64_t value, int spin_micros) {
   std::atomic_ref<int64_t> a(*flag);
   if (a.load(std::memory_order_acquire) >= value) return;
+#ifdef LOOM_SMPI
+  // Simulated ranks take turns on one thread: the rank that sets the flag runs only when this
+  // one hands the simulator its turn.
+  while (a.load(std::memory_order_acquire) < value) loom::mpi::sim::yield();
+  return;
+#endif
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_micros);
   bool spinning = true;
   for (int spins = 0; a.load(std::memory_order_acquire) < value; ++spins) {
