@@ -64,13 +64,21 @@ struct Segment {
   Box box;
 };
 
+// Memory from mpi::sim::allocate (an ordinary allocation with a real MPI).
+struct ReleaseMemory {
+  void operator()(char* memory) const { loom::mpi::sim::release(memory); }
+};
+char* allocate(size_t bytes, size_t keep = 0) {
+  return static_cast<char*>(loom::mpi::sim::allocate(bytes, keep));
+}
+
 struct PeerPlan {
   int peer = 0;
   bool other_node = false;
   std::vector<Segment> send, recv;
   size_t send_bytes = 0, recv_bytes = 0;
   int64_t send_rows = 0, recv_rows = 0;  // contiguous runs (SMPI's cost model, mpi/sim_clock)
-  std::vector<char> send_buffer, recv_buffer;
+  std::unique_ptr<char[], ReleaseMemory> send_buffer, recv_buffer;
   // Every segment of one message as one Loom plan over absolute addresses (as MPI_BOTTOM),
   // so one exec::pack/unpack call moves all directions and fields of the pair.
   std::unique_ptr<loom::pack::Plan> send_plan, recv_plan;
@@ -208,6 +216,7 @@ struct loom_halo_domain_s {
   bool staged = false;
   std::vector<StagedReader> staged_readers;
   int spin_micros = 0;  // flag waits: kSpinMicros, or 0 with more node ranks than cores
+  char* sim_segment = nullptr;  // SMPI: this rank's segment, in place of the window's
   int64_t step = 0;
 };
 
@@ -541,21 +550,21 @@ int build_plan(loom_halo_domain d) {
     if (by_host(p.send_bytes))
       rc = host_type_of(p.send, d->fields, &p.send_type);
     else if (p.send_bytes > 0)
-      p.send_plan = plan_of(p.send, d->fields), p.send_buffer.resize(p.send_bytes);
+      p.send_plan = plan_of(p.send, d->fields), p.send_buffer.reset(allocate(p.send_bytes));
     if (rc == MPI_SUCCESS && by_host(p.recv_bytes))
       rc = host_type_of(p.recv, d->fields, &p.recv_type);
     else if (p.recv_bytes > 0)
-      p.recv_plan = plan_of(p.recv, d->fields), p.recv_buffer.resize(p.recv_bytes);
+      p.recv_plan = plan_of(p.recv, d->fields), p.recv_buffer.reset(allocate(p.recv_bytes));
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "halo datatype");
     if (p.recv_type != MPI_DATATYPE_NULL)
       rc = PMPI_Recv_init(MPI_BOTTOM, 1, p.recv_type, p.peer, kTag, d->comm, &p.recv_request);
     else if (p.recv_bytes > 0)
-      rc = PMPI_Recv_init(p.recv_buffer.data(), static_cast<int>(p.recv_bytes), MPI_BYTE, p.peer,
+      rc = PMPI_Recv_init(p.recv_buffer.get(), static_cast<int>(p.recv_bytes), MPI_BYTE, p.peer,
                           kTag, d->comm, &p.recv_request);
     if (rc == MPI_SUCCESS && p.send_type != MPI_DATATYPE_NULL)
       rc = PMPI_Send_init(MPI_BOTTOM, 1, p.send_type, p.peer, kTag, d->comm, &p.send_request);
     else if (rc == MPI_SUCCESS && p.send_bytes > 0)
-      rc = PMPI_Send_init(p.send_buffer.data(), static_cast<int>(p.send_bytes), MPI_BYTE, p.peer,
+      rc = PMPI_Send_init(p.send_buffer.get(), static_cast<int>(p.send_bytes), MPI_BYTE, p.peer,
                           kTag, d->comm, &p.send_request);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "persistent request");
   }
@@ -569,7 +578,8 @@ void release(loom_halo_domain d) {
     if (p.send_type != MPI_DATATYPE_NULL) PMPI_Type_free(&p.send_type);
     if (p.recv_type != MPI_DATATYPE_NULL) PMPI_Type_free(&p.recv_type);
   }
-  for (Field& f : d->fields) std::free(f.allocation);
+  for (Field& f : d->fields) loom::mpi::sim::release(f.allocation);
+  loom::mpi::sim::release(d->sim_segment);
   if (d->window != MPI_WIN_NULL) MPI_Win_free(&d->window);
   if (d->node_comm != MPI_COMM_NULL) MPI_Comm_free(&d->node_comm);
   if (d->comm != MPI_COMM_NULL) {
@@ -638,31 +648,27 @@ int open_window(loom_halo_domain d, size_t bytes) {
   MPI_Comm_size(d->node_comm, &node_size);
   char* mine = nullptr;
 #ifdef LOOM_SMPI
-  // SMPI 3.32 carves every rank's segment out of one block sized by rank 0's request, and its
-  // MPI_Win_shared_query answers that block's start for every rank: ask for the largest segment
-  // and gather where each starts (simulated ranks share one address space).
-  uint64_t largest = bytes;
-  int rc = MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_UINT64_T, MPI_MAX, d->node_comm);
-  if (rc == MPI_SUCCESS)
-    rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(largest), 1, MPI_INFO_NULL, d->node_comm,
-                                 &mine, &d->window);
-#else
-  int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, d->node_comm,
-                                   &mine, &d->window);
-#endif
-  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_allocate_shared");
-  std::memset(mine, 0, bytes);
+  // Simulated ranks share one address space: a node's segments are ordinary memory (folded
+  // past the flags in projections), whose starts every rank gathers. SMPI 3.32's
+  // MPI_Win_shared_query answers one block's start for every rank.
+  mine = d->sim_segment = allocate(bytes, flags_bytes(d));
+  if (!mine) return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate the node segment");
   d->segments.assign(static_cast<size_t>(node_size), nullptr);
   d->flags.assign(static_cast<size_t>(node_size), nullptr);
-#ifdef LOOM_SMPI
   std::vector<uint64_t> starts(static_cast<size_t>(node_size));
   const uint64_t my_start = reinterpret_cast<uintptr_t>(mine);
-  rc = MPI_Allgather(&my_start, 1, MPI_UINT64_T, starts.data(), 1, MPI_UINT64_T, d->node_comm);
+  int rc = MPI_Allgather(&my_start, 1, MPI_UINT64_T, starts.data(), 1, MPI_UINT64_T, d->node_comm);
   if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Allgather (node segments)");
   for (int q = 0; q < node_size; ++q)
     d->segments[static_cast<size_t>(q)] =
         reinterpret_cast<char*>(static_cast<uintptr_t>(starts[static_cast<size_t>(q)]));
 #else
+  int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, d->node_comm,
+                                   &mine, &d->window);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_allocate_shared");
+  std::memset(mine, 0, bytes);
+  d->segments.assign(static_cast<size_t>(node_size), nullptr);
+  d->flags.assign(static_cast<size_t>(node_size), nullptr);
   for (int q = 0; q < node_size; ++q) {
     MPI_Aint size = 0;
     int unit = 0;
@@ -991,10 +997,9 @@ int loom_halo_realize(loom_halo_domain d) {
       memory = d->segments[static_cast<size_t>(d->node_rank)] +
                field_offset(d, d->size, static_cast<int>(&f - d->fields.data()));
     } else {
-      f.allocation = static_cast<char*>(std::aligned_alloc(64, bytes));
+      f.allocation = allocate(bytes);
       memory = f.allocation;
       if (!memory) return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate a field");
-      std::memset(memory, 0, bytes);
     }
     f.base = memory + d->radius.minus[0] * f.stride[0] + d->radius.minus[1] * f.stride[1] +
              d->radius.minus[2] * f.stride[2];
@@ -1063,7 +1068,7 @@ int loom_halo_start(loom_halo_domain d) {
   for (PeerPlan& p : d->peers) {
     if (p.send_request == MPI_REQUEST_NULL) continue;
     if (p.send_plan) {
-      loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.data(),
+      loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.get(),
                        loom::exec::MemoryKind::Host);
       loom::mpi::sim::charge_copy(p.send_rows, static_cast<int64_t>(p.send_bytes));
     } else {
@@ -1100,7 +1105,7 @@ int loom_halo_finish(loom_halo_domain d) {
     if (index == MPI_UNDEFINED) break;
     const PeerPlan& p = *owner[static_cast<size_t>(index)];
     if (p.recv_plan) {
-      loom::exec::unpack(*p.recv_plan, p.recv_buffer.data(), 1, nullptr,
+      loom::exec::unpack(*p.recv_plan, p.recv_buffer.get(), 1, nullptr,
                          loom::exec::MemoryKind::Host);
       loom::mpi::sim::charge_copy(p.recv_rows, static_cast<int64_t>(p.recv_bytes));
     } else {

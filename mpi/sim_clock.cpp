@@ -4,7 +4,11 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <unordered_set>
 #include <cstdlib>
+#include <utility>
 
 #include "base/env.hpp"
 
@@ -19,6 +23,16 @@ constexpr base::EnvVar kHostPack{
     "LOOM_SIM_HOST_PACK", "80,4",
     "SMPI build: the cost of the host MPI's datatype engine as 'ns per contiguous run,GB/s', "
     "for the plain-MPI exchanges a projection compares with (sim/calibrate.sh measures it)"};
+
+constexpr base::EnvVar kCodec{
+    "LOOM_SIM_CODEC", "unset (as measured while simulating)",
+    "SMPI build: the codec's speed as 'compress MB/s,decompress MB/s' of raw data "
+    "(sim/calibrate.sh measures each codec)"};
+
+constexpr base::EnvVar kFold{
+    "LOOM_SIM_FOLD", "0",
+    "SMPI build: 1 folds every simulated rank's fields and packed messages onto the same "
+    "memory (projections of thousands of ranks; the exchanged values are then meaningless)"};
 
 struct Cost {
   double per_row = 0;   // seconds
@@ -67,6 +81,24 @@ void charge_host_pack(int64_t rows, int64_t bytes) {
 
 // smpi_execute drops work below smpi/cpu-threshold (1 us by default): projections run with
 // --cfg=smpi/cpu-threshold:0 (sim/project.py) so that small copies count.
+void charge_codec(bool compress, int64_t raw_bytes, double measured_seconds) {
+  static const std::pair<double, double> speeds = [] {
+    std::pair<double, double> mbps{0, 0};
+    if (const char* text = base::read(kCodec)) {
+      char* end = nullptr;
+      mbps.first = std::strtod(text, &end);
+      mbps.second = end && *end == ',' ? std::strtod(end + 1, &end) : 0;
+      if (!end || *end != '\0' || mbps.first <= 0 || mbps.second <= 0) {
+        base::warn_bad_value(kCodec, text, "is not 'MB/s,MB/s'", "charging measured time");
+        mbps = {0, 0};
+      }
+    }
+    return mbps;
+  }();
+  const double mbps = compress ? speeds.first : speeds.second;
+  charge_seconds(mbps > 0 ? static_cast<double>(raw_bytes) / (mbps * 1e6) : measured_seconds);
+}
+
 void charge_seconds(double seconds) {
   if (seconds > 0) smpi_execute(seconds);
 }
@@ -74,6 +106,44 @@ void charge_seconds(double seconds) {
 // A sleep, which the threshold does not drop.
 void yield() {
   smpi_usleep(kPollMicros);
+}
+
+}  // namespace loom::mpi::sim
+
+namespace loom::mpi::sim {
+namespace {
+// Folded blocks, to free them the way they were made (one list for every simulated rank:
+// allocation and release happen between simulator steps, never concurrently).
+std::unordered_set<void*>& folded() {
+  static auto* blocks = new std::unordered_set<void*>();
+  return *blocks;
+}
+}  // namespace
+
+void* allocate(size_t bytes, size_t keep) {
+  static const bool fold = base::read_flag(kFold);
+  const size_t size = (bytes + 63) / 64 * 64;
+  if (fold && size > keep) {
+    const size_t shared[2] = {keep, size};
+    void* memory = smpi_shared_malloc_partial(size, shared, 1);
+    if (memory) {
+      std::memset(memory, 0, keep);
+      folded().insert(memory);
+    }
+    return memory;
+  }
+  void* memory = std::aligned_alloc(64, size);
+  if (memory) std::memset(memory, 0, bytes);
+  return memory;
+}
+
+void release(void* memory) {
+  if (!memory) return;
+  if (folded().erase(memory)) {
+    smpi_shared_free(memory);
+    return;
+  }
+  std::free(memory);
 }
 
 }  // namespace loom::mpi::sim

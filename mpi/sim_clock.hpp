@@ -5,7 +5,9 @@
 // MPI every function here is an empty inline and costs nothing.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 namespace loom::mpi::sim {
 
@@ -16,15 +18,32 @@ void charge_copy(int64_t rows, int64_t bytes);
 // The host MPI's datatype engine packing or unpacking the same (LOOM_SIM_HOST_PACK); for the
 // plain-MPI exchanges that projections compare with.
 void charge_host_pack(int64_t rows, int64_t bytes);
-// Work measured on this machine while simulating (a codec's call), charged as it took.
+// A codec compressing (or decompressing) `raw_bytes`: at LOOM_SIM_CODEC's speeds where set
+// (calibrated), else as long as it took here (`measured_seconds`).
+void charge_codec(bool compress, int64_t raw_bytes, double measured_seconds);
 void charge_seconds(double seconds);
 // Lets the other simulated ranks run while this one polls memory another rank writes.
 void yield();
+// Memory for data a projection does not read (fields, packed messages), 64-byte aligned and
+// zeroed: with LOOM_SIM_FOLD=1 every simulated rank's is folded onto the same pages
+// (SMPI_SHARED_MALLOC; the results are then meaningless, the timing is not) except its first
+// `keep` bytes, so that thousands of ranks fit in memory. release() frees it.
+void* allocate(size_t bytes, size_t keep = 0);
+void release(void* memory);
 #else
 inline void charge_copy(int64_t, int64_t) {}
 inline void charge_host_pack(int64_t, int64_t) {}
+inline void charge_codec(bool, int64_t, double) {}
 inline void charge_seconds(double) {}
 inline void yield() {}
+inline void* allocate(size_t bytes, size_t /*keep*/ = 0) {
+  void* memory = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (memory) __builtin_memset(memory, 0, bytes);
+  return memory;
+}
+inline void release(void* memory) {
+  std::free(memory);
+}
 #endif
 
 }  // namespace loom::mpi::sim
