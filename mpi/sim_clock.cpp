@@ -79,8 +79,9 @@ void charge_host_pack(int64_t rows, int64_t bytes) {
   charge_seconds(static_cast<double>(rows) * c.per_row + static_cast<double>(bytes) * c.per_byte);
 }
 
-// smpi_execute drops work below smpi/cpu-threshold (1 us by default): projections run with
-// --cfg=smpi/cpu-threshold:0 (sim/project.py) so that small copies count.
+// smpi_execute drops work below smpi/cpu-threshold (1 us by default) and runs the rest as
+// seconds x smpi/host-speed flops on the simulated host: projections run with
+// --cfg=smpi/cpu-threshold:0 and host-speed equal to the platform's host speed (sim/project.py).
 void charge_codec(bool compress, int64_t raw_bytes, double measured_seconds) {
   static const std::pair<double, double> speeds = [] {
     std::pair<double, double> mbps{0, 0};

@@ -45,10 +45,11 @@ def fat_tree_counts(shape, nodes):
 
 
 def dragonfly_shape(nodes):
-    """SimGrid DRAGONFLY parameters: 4 nodes per router (fewer below 4 nodes), 4 routers per
+    """SimGrid DRAGONFLY parameters: 4 nodes per router up to 256 nodes (fewer below 4 nodes),
+    then 8, then 16 (SimGrid 3.32 fails on more than 4 groups of 16 routers), 4 routers per
     chassis, up to 4 chassis per group, as many groups as needed; one link between each pair of
     routers of a chassis, of chassis of a group, and of groups."""
-    per_router = min(4, nodes)
+    per_router = min(4, nodes) if nodes <= 256 else 8 if nodes <= 512 else 16
     routers_total = math.ceil(nodes / per_router)
     if nodes % per_router:
         raise ValueError(f"{nodes} nodes do not fill routers of {per_router}")
@@ -78,15 +79,16 @@ def dragonfly_counts(shape, nodes):
 def platform_xml(args):
     gbps = args.gbps
     hop = args.hop_latency if args.hop_latency is not None else HOP_LATENCY.get(int(gbps), 1e-6)
+    topology = args.topology if args.nodes > 1 else "flat"  # one node: no network to shape
     common = (f'prefix="node-" suffix="" radical="0-{args.nodes - 1}" speed="1Gf" '
               f'core="{args.ranks_per_node}" bw="{gbps}Gbps" lat="{hop:.9g}s" '
               f'loopback_bw="{args.loopback_gbps}Gbps" loopback_lat="{args.loopback_latency:.9g}s"')
-    if args.topology == "fattree":
+    if topology == "fattree":
         s = fat_tree_shape(args.nodes)
         params = ";".join([str(s["levels"]), ",".join(map(str, s["down"])),
                            ",".join(map(str, s["up"])), ",".join(map(str, s["parallel"]))])
         cluster = f'<cluster id="fabric" {common} topology="FAT_TREE" topo_parameters="{params}"/>'
-    elif args.topology == "dragonfly":
+    elif topology == "dragonfly":
         s = dragonfly_shape(args.nodes)
         params = (f'{s["groups"]},{s["group_links"]};{s["chassis"]},{s["chassis_links"]};'
                   f'{s["routers"]},{s["router_links"]};{s["nodes_per_router"]}')
@@ -102,15 +104,14 @@ def platform_xml(args):
 
 
 def describe(args):
-    if args.topology == "fattree":
+    if args.nodes == 1 or args.topology == "flat":  # private links and one backbone
+        shape, counts = {}, {"switches": 0, "network_links": args.nodes + 1}
+    elif args.topology == "fattree":
         shape = fat_tree_shape(args.nodes)
         counts = fat_tree_counts(shape, args.nodes)
     elif args.topology == "dragonfly":
         shape = dragonfly_shape(args.nodes)
         counts = dragonfly_counts(shape, args.nodes)
-    else:
-        shape = {}
-        counts = {"switches": 0, "network_links": args.nodes}
     return {"topology": args.topology, "nodes": args.nodes, "ranks": args.nodes * args.ranks_per_node,
             "shape": shape, **counts}
 

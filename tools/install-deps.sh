@@ -27,6 +27,7 @@ packages=(
   libhwloc-dev                                           # the halo library's placement (hwloc)
   python3 python3-pip python3-dev                        # plots; building mpi4py
   iproute2 util-linux                                    # tools/slow-link.sh: ip, tc; flock, unshare, taskset
+  libsimgrid-dev                                         # the SMPI variant, tools/project.sh
 )
 missing=()
 for p in "${packages[@]}"; do

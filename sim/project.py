@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Loom at scale, projected with SimGrid's SMPI (docs/projection.md). Run as tools/project.sh.
+
+  tools/project.sh validate [--quick]    measured (tools/slow-link.sh, 1 Gbit/s) against projected
+                                         at 2, 4 and 8 ranks: halo exchanges, compressed all-to-all
+  tools/project.sh halo [--quick]        weak scaling of the 3-D halo exchange on fat trees and
+                                         dragonflies: library vs hand-written vs Neighbor_alltoallw
+  tools/project.sh alltoall [--quick]    compressed all-to-all against raw per link speed: the
+                                         crossover per codec
+  options: --smpi-build DIR (build/smpi) --build DIR (build/openmpi) --out DIR (bench-out/project)
+           --calibration FILE (sim/calibration.env)
+
+Each writes a CSV, a Markdown table and (matplotlib) plots into --out."""
+import argparse
+import csv
+import itertools
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PLATFORM = ROOT / "sim/platform.py"
+# SMPI: only the charged CPU work counts (mpi/sim_clock.hpp), however small; MPI_Test and
+# MPI_Iprobe cost what they cost here (SMPI's default injects 100 us per call against busy loops);
+# links are taken at the rate and latency given (no SMPI piecewise factors).
+# smpi_execute() runs duration x smpi/host-speed flops on a host of the platform's speed (1 Gf).
+SMPI_CFG = ["--cfg=smpi/simulate-computation:no", "--cfg=smpi/cpu-threshold:0",
+            "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/test:5e-7", "--cfg=smpi/iprobe:5e-7",
+            "--cfg=smpi/bw-factor:0:1", "--cfg=smpi/lat-factor:0:1", "--log=root.thres:critical"]
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+
+
+def calibration(path):
+    values = {}
+    for line in pathlib.Path(path).read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            k, v = line.split("=", 1)
+            values[k] = v
+    return values
+
+
+def codec_env(cal, spec):
+    return cal.get("LOOM_SIM_CODEC_" + "".join(c if c.isalnum() else "_" for c in spec).upper())
+
+
+def parse_line(text, prefix):
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+    raise RuntimeError(f"no '{prefix}' line in:\n{text[-2000:]}")
+
+
+def platform(tmp, nodes, rpn, topology, gbps, cal, latency=None):
+    base = tmp / f"p-{topology}-{nodes}x{rpn}-{gbps}"
+    cmd = [sys.executable, str(PLATFORM), "--nodes", str(nodes), "--ranks-per-node", str(rpn),
+           "--topology", topology, "--gbps", str(gbps), "--out", str(base),
+           "--loopback-gbps", cal["SIM_LOOPBACK_GBPS"],
+           "--loopback-latency", cal["SIM_LOOPBACK_LATENCY"]]
+    if latency is not None:
+        cmd += ["--hop-latency", str(latency)]
+    subprocess.run(cmd, check=True)
+    return base
+
+
+def smpirun(args, program, program_args, nodes, rpn, topology, gbps, cal, env, latency=None):
+    with tempfile.TemporaryDirectory() as t:
+        base = platform(pathlib.Path(t), nodes, rpn, topology, gbps, cal, latency)
+        cmd = ["smpirun", "-np", str(nodes * rpn), "-platform", f"{base}.xml", "-hostfile",
+               f"{base}.hosts", str(pathlib.Path(args.smpi_build) / program)] + SMPI_CFG + program_args
+        full_env = dict(os.environ, LOOM_SIM_PACK=cal["LOOM_SIM_PACK"],
+                        LOOM_SIM_HOST_PACK=cal["LOOM_SIM_HOST_PACK"], **env)
+        started = time.time()
+        out = subprocess.run(cmd, capture_output=True, text=True, env=full_env, cwd=t)
+        if out.returncode:
+            raise RuntimeError(f"{' '.join(cmd)}: {out.stdout[-1500:]}{out.stderr[-1500:]}")
+        return out.stdout, time.time() - started
+
+
+def measured(args, program, program_args, nodes, rpn, env):
+    cmd = [str(ROOT / "tools/slow-link.sh"), "--mpi", "openmpi", "--nodes", str(nodes),
+           "--ranks-per-node", str(rpn), "--rate", "1gbit", "--no-check", "--timeout", "600", "--",
+           str(pathlib.Path(args.build) / program)] + program_args
+    full_env = dict(os.environ, LOOM_RANKS_PER_NODE=str(rpn), **MPI_ENV, **env)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=full_env)
+    if out.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: {out.stdout[-1500:]}{out.stderr[-1500:]}")
+    return out.stdout
+
+
+def write_table(out, name, header, rows):
+    with open(out / f"{name}.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def validate(args, cal):
+    """Measured on the emulated link against projected on its simulated twin."""
+    link = dict(gbps=float(cal["SIM_LINK_GBPS"]), latency=float(cal["SIM_LINK_LATENCY"]))
+    halo = ["--n", "48", "--radius", "2", "--fields", "4", "--iterations", "20", "--warmup", "3"]
+    codec = "blosc:bitshuffle:relative=1e-3"
+    a2a = ["--count", "131072", "--iterations", "8", "--warmup", "2"]
+    rows = []
+    for nodes, rpn in [(2, 1), (2, 2), (2, 4)]:
+        cases = [("halo library", "loom-sim-halo", halo + ["--variant", "library"], {}),
+                 ("halo isend", "loom-sim-halo", halo + ["--variant", "isend"], {}),
+                 ("halo alltoallw", "loom-sim-halo", halo + ["--variant", "alltoallw"], {}),
+                 ("alltoall raw", "loom-sim-alltoall", a2a + ["--variant", "raw"], {}),
+                 (f"alltoall {codec}", "loom-sim-alltoall", a2a + ["--variant", "compressed"],
+                  {"LOOM_COMPRESS": codec, "LOOM_LINK_MBPS": "1"})]
+        for name, program, pargs, env in cases:
+            key = "seconds_per_exchange" if "halo" in program else "seconds_per_call"
+            prefix = program
+            m = float(parse_line(measured(args, program, pargs, nodes, rpn, env), prefix)[key])
+            sim_env = dict(env)
+            if "LOOM_COMPRESS" in env:
+                sim_env["LOOM_SIM_CODEC"] = codec_env(cal, codec)
+            text, _ = smpirun(args, program, pargs, nodes, rpn, "flat", link["gbps"], cal, sim_env,
+                              latency=link["latency"])
+            p = float(parse_line(text, prefix)[key])
+            rows.append([nodes * rpn, f"{nodes}x{rpn}", name, f"{m * 1e3:.3f}", f"{p * 1e3:.3f}",
+                         f"{(p - m) / m * 100:+.1f}%"])
+            print(rows[-1], flush=True)
+    write_table(args.out, "validation", ["ranks", "nodes x ranks", "exchange", "measured ms",
+                                         "projected ms", "projected - measured"], rows)
+
+
+def halo(args, cal):
+    """Weak scaling of the 3-D halo exchange."""
+    if args.quick:
+        grid = dict(nodes=[1, 8], rpn=[4], n=[32], radius=[2], topologies=["fattree"], gbps=[100])
+    else:
+        grid = dict(nodes=[1, 8, 64], rpn=[4, 16], n=[64], radius=[1, 3],
+                    topologies=["fattree", "dragonfly"], gbps=[100])
+    fields = "4"
+    variants = [("library", []), ("isend", ["--order", "rank"]), ("isend-reordered", ["--order", "node"]),
+                ("alltoallw", ["--order", "rank"]), ("alltoallw-reordered", ["--order", "node"])]
+    rows = []
+    for topology, gbps, nodes, rpn, n, radius in itertools.product(
+            grid["topologies"], grid["gbps"], grid["nodes"], grid["rpn"], grid["n"], grid["radius"]):
+        times, share = {}, None
+        for name, extra in variants:
+            variant = name.split("-")[0]
+            pargs = ["--n", str(n), "--radius", str(radius), "--fields", fields, "--iterations", "2",
+                     "--warmup", "1", "--no-check", "--variant", variant] + extra
+            text, wall = smpirun(args, "loom-sim-halo", pargs, nodes, rpn, topology, gbps, cal,
+                                 {"LOOM_SIM_FOLD": "1"})
+            line = parse_line(text, "loom-sim-halo")
+            times[name] = float(line["seconds_per_exchange"])
+            if name == "isend-reordered":
+                share = float(line["inside_node_share"])
+            print(f"{topology} {gbps}G {nodes}x{rpn} n={n} r={radius} {name}: "
+                  f"{times[name] * 1e3:.3f} ms (simulated in {wall:.0f} s)", flush=True)
+        lib = times["library"]
+        rows.append([topology, gbps, nodes, rpn, n, radius, fields,
+                     f"{lib * 1e3:.3f}", f"{times['isend'] * 1e3:.3f}",
+                     f"{times['alltoallw'] * 1e3:.3f}", f"{times['isend-reordered'] * 1e3:.3f}",
+                     f"{times['alltoallw-reordered'] * 1e3:.3f}",
+                     f"{times['isend'] / lib:.2f}", f"{times['alltoallw'] / lib:.2f}",
+                     f"{times['isend-reordered'] / lib:.2f}", f"{share:.2f}"])
+    header = ["topology", "Gbit/s", "nodes", "ranks/node", "n", "radius", "fields", "library ms",
+              "isend ms", "alltoallw ms", "isend reordered ms", "alltoallw reordered ms",
+              "isend/library", "alltoallw/library", "isend reordered/library", "inside-node share"]
+    write_table(args.out, "halo", header, rows)
+    plot_halo(args.out, header, rows)
+
+
+def plot_halo(out, header, rows):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no plot")
+        return
+    col = {h: i for i, h in enumerate(header)}
+    keys = sorted({(r[col["topology"]], r[col["ranks/node"]], r[col["n"]], r[col["radius"]]) for r in rows})
+    fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3.6), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        sel = [r for r in rows if (r[col["topology"]], r[col["ranks/node"]], r[col["n"]],
+                                   r[col["radius"]]) == key]
+        sel.sort(key=lambda r: r[col["nodes"]])
+        x = [r[col["nodes"]] for r in sel]
+        for label, c in [("library", "library ms"), ("isend", "isend ms"),
+                         ("Neighbor_alltoallw", "alltoallw ms"),
+                         ("isend, node-aware order", "isend reordered ms")]:
+            ax.plot(x, [float(r[col[c]]) for r in sel], marker="o", label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("nodes")
+        ax.set_ylabel("ms per exchange")
+        ax.set_title(f"{key[0]}, {key[1]} ranks/node, {key[2]}^3, r={key[3]}", fontsize=8)
+        ax.set_ylim(bottom=0)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "halo.png", dpi=110)
+
+
+def alltoall(args, cal):
+    """Compressed all-to-all against the host's, per link speed; the crossover per codec."""
+    codecs = ["zfp:rate=8", "zfp:rate=16", "blosc", "blosc:bitshuffle:relative=1e-3"]
+    if args.quick:
+        shapes, speeds = [(4, 4)], [10, 100]
+    else:
+        shapes, speeds = [(16, 4), (16, 16), (64, 4)], [1, 10, 25, 100, 200]
+    count = "8192"  # 64 KiB to every peer
+    rows, raw = [], {}
+    for (nodes, rpn), gbps in itertools.product(shapes, speeds):
+        pargs = ["--count", count, "--iterations", "2", "--warmup", "1"]
+        text, _ = smpirun(args, "loom-sim-alltoall", pargs + ["--variant", "raw"], nodes, rpn,
+                          "fattree", gbps, cal, {})
+        raw[(nodes, rpn, gbps)] = float(parse_line(text, "loom-sim-alltoall")["seconds_per_call"])
+        for codec in codecs:
+            env = {"LOOM_COMPRESS": codec, "LOOM_LINK_MBPS": "1",
+                   "LOOM_SIM_CODEC": codec_env(cal, codec)}
+            text, wall = smpirun(args, "loom-sim-alltoall", pargs + ["--variant", "compressed"],
+                                 nodes, rpn, "fattree", gbps, cal, env)
+            line = parse_line(text, "loom-sim-alltoall")
+            t = float(line["seconds_per_call"])
+            r = raw[(nodes, rpn, gbps)]
+            rows.append([codec, nodes * rpn, f"{nodes}x{rpn}", gbps, f"{r * 1e3:.3f}", f"{t * 1e3:.3f}",
+                         f"{r / t:.2f}", codec_env(cal, codec)])
+            print(rows[-1], f"(simulated in {wall:.0f} s)", flush=True)
+    header = ["codec", "ranks", "nodes x ranks", "Gbit/s", "raw ms", "compressed ms",
+              "raw/compressed", "codec MB/s (comp,dec)"]
+    write_table(args.out, "alltoall", header, rows)
+    # Crossover: the link speed (Gbit/s, log-interpolated) above which compression stops paying.
+    cross = []
+    for codec, (nodes, rpn) in itertools.product(codecs, shapes):
+        pts = sorted((float(r[3]), float(r[6])) for r in rows if r[0] == codec and r[2] == f"{nodes}x{rpn}")
+        where = "pays at every speed" if all(g > 1 for _, g in pts) else "never pays"
+        for (s0, g0), (s1, g1) in zip(pts, pts[1:]):
+            if g0 > 1 >= g1:
+                import math
+                f = (g0 - 1) / (g0 - g1)
+                where = f"{math.exp(math.log(s0) + f * (math.log(s1) - math.log(s0))):.1f} Gbit/s"
+        cross.append([codec, nodes * rpn, f"{nodes}x{rpn}", where, codec_env(cal, codec)])
+    write_table(args.out, "crossover", ["codec", "ranks", "nodes x ranks",
+                                        "compression pays below", "codec MB/s (comp,dec)"], cross)
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("what", choices=["validate", "halo", "alltoall"])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--smpi-build", default=str(ROOT / "build/smpi"))
+    p.add_argument("--build", default=str(ROOT / "build/openmpi"))
+    p.add_argument("--calibration", default=str(ROOT / "sim/calibration.env"))
+    p.add_argument("--out", default=str(ROOT / "bench-out/project"))
+    args = p.parse_args(argv)
+    args.out = pathlib.Path(args.out)
+    args.out.mkdir(parents=True, exist_ok=True)
+    cal = calibration(args.calibration)
+    {"validate": validate, "halo": halo, "alltoall": alltoall}[args.what](args, cal)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
