@@ -726,7 +726,7 @@ int open_staging(loom_halo_domain d, const std::vector<std::vector<Segment>>& re
 // on a large node); null when hwloc cannot, and then every node keeps the rank order.
 const loom::place::Topology* machine_topology() {
 #ifdef LOOM_SMPI
-  // Simulated nodes are not this machine: their cores are alike (sim/platform.py).
+  // Simulated nodes are not this machine: their cores are alike (sim/make_platform.py).
   return nullptr;
 #endif
   static const std::unique_ptr<loom::place::Topology> topology =

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The platform generator (sim/platform.py) against SimGrid's own view of what it wrote.
+"""The platform generator (sim/make_platform.py) against SimGrid's own view of what it wrote.
 
 For fat trees and dragonflies of several sizes: SimGrid loads the platform (simgrid-graphicator
 writes its graph), the hosts are the nodes asked for, the network links are the generator's
@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PLATFORM = ROOT / "sim/platform.py"
+PLATFORM = ROOT / "sim/make_platform.py"
 CASES = [("fattree", 1), ("fattree", 4), ("fattree", 16), ("fattree", 64), ("fattree", 512),
          ("dragonfly", 4), ("dragonfly", 32), ("dragonfly", 64), ("dragonfly", 256), ("dragonfly", 512), ("flat", 8)]
 

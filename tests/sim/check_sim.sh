@@ -17,7 +17,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 "$root/sim/platform.py" --nodes 4 --ranks-per-node 4 --topology fattree --gbps 100 \
+python3 "$root/sim/make_platform.py" --nodes 4 --ranks-per-node 4 --topology fattree --gbps 100 \
   --out "$tmp/platform"
 cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/cpu-threshold:0 --cfg=smpi/host-speed:1Gf
   --log=root.thres:critical)

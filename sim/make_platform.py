@@ -7,9 +7,9 @@ sim/calibration.env); the nodes sit on a fat tree or a dragonfly (SimGrid's own 
 topologies) whose links have the bandwidth asked (10, 25, 100, 200 Gbit/s...) and a per-hop
 latency from published system figures (docs/projection.md, "Platforms"), or on one flat switch.
 
-    sim/platform.py --nodes 64 --ranks-per-node 16 --topology fattree --gbps 100 \\
+    sim/make_platform.py --nodes 64 --ranks-per-node 16 --topology fattree --gbps 100 \\
         --out /tmp/p            # writes /tmp/p.xml and /tmp/p.hosts
-    sim/platform.py ... --describe   # prints the counts the generator expects, as JSON
+    sim/make_platform.py ... --describe   # prints the counts the generator expects, as JSON
 
 The generator is tested by tests/sim/check_platform.py (counts against simgrid-graphicator's
 graph, every pair of nodes reachable)."""
