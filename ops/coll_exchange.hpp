@@ -452,9 +452,8 @@ int run_blocking(MPI_Comm comm, Describe describe, OnBytes on_bytes, AsWritten a
 // ---- Small uniform calls ----------------------------------------------------------------
 // A blocking call whose two sides are uniform (one count and type for every block, blocks back
 // to back) in host memory, with types Loom has plans for, staging at most kStackStagingBytes a
-// side: packed on the stack and run without an Exchange. Through the Exchange, a call of 4-64 B
-// blocks cost 0.25-0.5 us more than the host's exchange of the same bytes, several times what
-// its packing takes (docs/collectives.md, "Small calls").
+// side: packed on the stack and run without an Exchange. Through the Exchange, such a call costs
+// several times what its packing takes (docs/collectives.md, "Small calls").
 
 // One side of a small call.
 struct SmallSide {
