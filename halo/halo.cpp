@@ -215,7 +215,7 @@ struct loom_halo_domain_s {
   // holds its flags and one pack area per same-node reader instead of its fields.
   bool staged = false;
   std::vector<StagedReader> staged_readers;
-  int spin_micros = 0;  // flag waits: kSpinMicros, or 0 with more node ranks than cores
+  int spin_micros = 0;          // flag waits: kSpinMicros, or 0 with more node ranks than cores
   char* sim_segment = nullptr;  // SMPI: this rank's segment, in place of the window's
   int64_t step = 0;
 };
@@ -556,6 +556,8 @@ int build_plan(loom_halo_domain d) {
     else if (p.recv_bytes > 0)
       p.recv_plan = plan_of(p.recv, d->fields), p.recv_buffer.reset(allocate(p.recv_bytes));
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "halo datatype");
+    if ((p.send_plan && !p.send_buffer) || (p.recv_plan && !p.recv_buffer))
+      return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate a message buffer");
     if (p.recv_type != MPI_DATATYPE_NULL)
       rc = PMPI_Recv_init(MPI_BOTTOM, 1, p.recv_type, p.peer, kTag, d->comm, &p.recv_request);
     else if (p.recv_bytes > 0)
@@ -1068,8 +1070,7 @@ int loom_halo_start(loom_halo_domain d) {
   for (PeerPlan& p : d->peers) {
     if (p.send_request == MPI_REQUEST_NULL) continue;
     if (p.send_plan) {
-      loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.get(),
-                       loom::exec::MemoryKind::Host);
+      loom::exec::pack(*p.send_plan, nullptr, 1, p.send_buffer.get(), loom::exec::MemoryKind::Host);
       loom::mpi::sim::charge_copy(p.send_rows, static_cast<int64_t>(p.send_bytes));
     } else {
       loom::mpi::sim::charge_host_pack(p.send_rows, static_cast<int64_t>(p.send_bytes));

@@ -30,8 +30,7 @@ inline void wait_at_least(int64_t* flag, int64_t value, int spin_micros) {
   // Simulated ranks take turns on one thread: the rank that sets the flag runs only when this
   // one hands the simulator its turn.
   while (a.load(std::memory_order_acquire) < value) loom::mpi::sim::yield();
-  return;
-#endif
+#else
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_micros);
   bool spinning = true;
   for (int spins = 0; a.load(std::memory_order_acquire) < value; ++spins) {
@@ -41,6 +40,7 @@ inline void wait_at_least(int64_t* flag, int64_t value, int spin_micros) {
       spinning = std::chrono::steady_clock::now() < give_up;
     }
   }
+#endif
 }
 
 // Our interior is final for `step`: readers may copy it.

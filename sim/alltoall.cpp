@@ -32,12 +32,18 @@ bool parse(int argc, char** argv, Options* o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     const char* v = argv[i + 1];
-    if (a == "--count") o->count = std::atoi(v);
-    else if (a == "--iterations") o->iterations = std::atoi(v);
-    else if (a == "--warmup") o->warmup = std::atoi(v);
-    else if (a == "--variant") o->variant = v;
-    else if (a == "--dump") o->dump = v;
-    else return false;
+    if (a == "--count")
+      o->count = std::atoi(v);
+    else if (a == "--iterations")
+      o->iterations = std::atoi(v);
+    else if (a == "--warmup")
+      o->warmup = std::atoi(v);
+    else if (a == "--variant")
+      o->variant = v;
+    else if (a == "--dump")
+      o->dump = v;
+    else
+      return false;
   }
   return argc % 2 == 1 && o->count > 0 && o->iterations >= 0 && o->warmup >= 0 &&
          (o->variant == "raw" || o->variant == "compressed");
@@ -63,8 +69,9 @@ int main(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, &o)) {
     if (rank == 0)
-      std::fprintf(stderr, "usage: loom-sim-alltoall [--count VALUES_PER_PEER] [--iterations K] "
-                           "[--warmup W] [--variant raw|compressed] [--dump DIR]\n");
+      std::fprintf(stderr,
+                   "usage: loom-sim-alltoall [--count VALUES_PER_PEER] [--iterations K] "
+                   "[--warmup W] [--variant raw|compressed] [--dump DIR]\n");
     MPI_Finalize();
     return 2;
   }
@@ -128,10 +135,12 @@ int main(int argc, char** argv) {
   }
   if (rank == 0) {
     const char* codec = std::getenv("LOOM_COMPRESS");
-    std::printf("loom-sim-alltoall variant=%s codec=%s ranks=%d count=%d iterations=%d "
-                "seconds_per_call=%.9g best_seconds=%.9g path=%s raw_bytes=%.0f wire_bytes=%.0f max_abs_error=%.3g\n",
-                o.variant.c_str(), codec ? codec : "none", size, o.count, o.iterations, slowest, best,
-                all_served ? "compressed" : "host", all_bytes[0], all_bytes[1], worst);
+    std::printf(
+        "loom-sim-alltoall variant=%s codec=%s ranks=%d count=%d iterations=%d "
+        "seconds_per_call=%.9g best_seconds=%.9g path=%s raw_bytes=%.0f wire_bytes=%.0f "
+        "max_abs_error=%.3g\n",
+        o.variant.c_str(), codec ? codec : "none", size, o.count, o.iterations, slowest, best,
+        all_served ? "compressed" : "host", all_bytes[0], all_bytes[1], worst);
   }
   MPI_Finalize();
   return 0;

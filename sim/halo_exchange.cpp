@@ -55,15 +55,24 @@ bool parse(int argc, char** argv, Options* o) {
     }
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!v) return false;
-    if (a == "--n") o->n = std::atoi(v);
-    else if (a == "--radius") o->radius = std::atoi(v);
-    else if (a == "--fields") o->fields = std::atoi(v);
-    else if (a == "--iterations") o->iterations = std::atoi(v);
-    else if (a == "--warmup") o->warmup = std::atoi(v);
-    else if (a == "--variant") o->variant = v;
-    else if (a == "--order") o->order = v;
-    else if (a == "--dump") o->dump = v;
-    else return false;
+    if (a == "--n")
+      o->n = std::atoi(v);
+    else if (a == "--radius")
+      o->radius = std::atoi(v);
+    else if (a == "--fields")
+      o->fields = std::atoi(v);
+    else if (a == "--iterations")
+      o->iterations = std::atoi(v);
+    else if (a == "--warmup")
+      o->warmup = std::atoi(v);
+    else if (a == "--variant")
+      o->variant = v;
+    else if (a == "--order")
+      o->order = v;
+    else if (a == "--dump")
+      o->dump = v;
+    else
+      return false;
     ++i;
   }
   return o->n > 0 && o->radius > 0 && o->radius <= o->n && o->fields > 0 && o->iterations >= 0 &&
@@ -84,7 +93,7 @@ struct Local {
   std::array<int64_t, 3> n{}, origin{}, global{};
   int r = 1, fields = 1;
   std::array<int64_t, 3> ext{};
-  std::vector<double*> field;      // first cell of the allocation (ghost corner)
+  std::vector<double*> field;  // first cell of the allocation (ghost corner)
   std::array<int, kDirections> neighbour{};
   int64_t index(int64_t x, int64_t y, int64_t z) const {  // ghost-inclusive local coordinates
     return ((z * ext[1]) + y) * ext[0] + x;
@@ -158,7 +167,8 @@ MPI_Datatype box_type(const Local& l, const int64_t lo[3], const int64_t size[3]
   MPI_Type_create_subarray(3, sizes, sub, start, MPI_ORDER_C, MPI_DOUBLE, &one);
   std::vector<MPI_Aint> at(static_cast<size_t>(l.fields));
   std::vector<int> ones(static_cast<size_t>(l.fields), 1);
-  for (int f = 0; f < l.fields; ++f) MPI_Get_address(l.field[static_cast<size_t>(f)], &at[static_cast<size_t>(f)]);
+  for (int f = 0; f < l.fields; ++f)
+    MPI_Get_address(l.field[static_cast<size_t>(f)], &at[static_cast<size_t>(f)]);
   MPI_Type_create_hindexed(l.fields, ones.data(), at.data(), one, &all);
   MPI_Type_commit(&all);
   MPI_Type_free(&one);
@@ -184,21 +194,26 @@ Types make_types(const Local& l) {
   return t;
 }
 
-int opposite(int i) { return kDirections - 1 - i; }
+int opposite(int i) {
+  return kDirections - 1 - i;
+}
 
 void exchange_isend(const Local& l, const Types& t, MPI_Comm comm) {
   MPI_Request requests[2 * kDirections];
-  for (int i = 0; i < kDirections; ++i)  // the neighbour at i sent toward us, its direction opposite(i)
+  for (int i = 0; i < kDirections;
+       ++i)  // the neighbour at i sent toward us, its direction opposite(i)
     MPI_Irecv(MPI_BOTTOM, 1, t.recv[static_cast<size_t>(i)], l.neighbour[static_cast<size_t>(i)],
               opposite(i), comm, &requests[i]);
   for (int i = 0; i < kDirections; ++i) {
-    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)], t.bytes[static_cast<size_t>(i)]);
+    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)],
+                                     t.bytes[static_cast<size_t>(i)]);
     MPI_Isend(MPI_BOTTOM, 1, t.send[static_cast<size_t>(i)], l.neighbour[static_cast<size_t>(i)], i,
               comm, &requests[kDirections + i]);
   }
   MPI_Waitall(2 * kDirections, requests, MPI_STATUSES_IGNORE);
   for (int i = 0; i < kDirections; ++i)
-    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)], t.bytes[static_cast<size_t>(i)]);
+    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)],
+                                     t.bytes[static_cast<size_t>(i)]);
 }
 
 // Destination i is the neighbour at direction i; source i the one at the opposite direction,
@@ -231,7 +246,8 @@ Graph make_graph(const Local& l, const Types& t, MPI_Comm comm) {
 void exchange_alltoallw(const Types& t, const Graph& g) {
 #ifndef LOOM_SMPI
   for (int i = 0; i < kDirections; ++i)
-    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)], t.bytes[static_cast<size_t>(i)]);
+    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)],
+                                     t.bytes[static_cast<size_t>(i)]);
   MPI_Neighbor_alltoallw(MPI_BOTTOM, g.counts.data(), g.displacements.data(), t.send.data(),
                          MPI_BOTTOM, g.counts.data(), g.displacements.data(),
                          g.recv_opposite.data(), g.comm);
@@ -244,14 +260,16 @@ void exchange_alltoallw(const Types& t, const Graph& g) {
     MPI_Irecv(MPI_BOTTOM, 1, g.recv_opposite[static_cast<size_t>(i)],
               g.sources[static_cast<size_t>(i)], 0, g.comm, &requests[i]);
   for (int i = 0; i < kDirections; ++i) {
-    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)], t.bytes[static_cast<size_t>(i)]);
+    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)],
+                                     t.bytes[static_cast<size_t>(i)]);
     MPI_Isend(MPI_BOTTOM, 1, t.send[static_cast<size_t>(i)], g.destinations[static_cast<size_t>(i)],
               0, g.comm, &requests[kDirections + i]);
   }
   MPI_Waitall(2 * kDirections, requests, MPI_STATUSES_IGNORE);
 #endif
   for (int i = 0; i < kDirections; ++i)
-    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)], t.bytes[static_cast<size_t>(i)]);
+    loom::mpi::sim::charge_host_pack(t.rows[static_cast<size_t>(i)],
+                                     t.bytes[static_cast<size_t>(i)]);
 }
 
 // Nodes as the host MPI sees them (SMPI: simulated hosts), or LOOM_RANKS_PER_NODE's virtual
@@ -329,7 +347,8 @@ int main(int argc, char** argv) {
       loom_halo_field(domain, f, &base, strides);
       l.ext = {strides[1] / strides[0], strides[2] / strides[1], 0};
       l.ext[2] = l.n[2] + 2 * o.radius;
-      l.field.push_back(static_cast<double*>(base) - (o.radius * (1 + l.ext[0] + l.ext[0] * l.ext[1])));
+      l.field.push_back(static_cast<double*>(base) -
+                        (o.radius * (1 + l.ext[0] + l.ext[0] * l.ext[1])));
     }
   } else {
     // The subdomain grid: MPI_Dims_create's in rank order, or place/'s node by node.
@@ -337,18 +356,20 @@ int main(int argc, char** argv) {
     std::array<int, 3> grid{dims[2], dims[1], dims[0]};
     std::vector<int> rank_at;  // by x-fastest grid index
     if (o.order == "node") {
-      const loom::place::Partition p = loom::place::partition(
-          {l.global[0], l.global[1], l.global[2]}, loom::place::Radius::uniform(o.radius), nodes,
-          per_node);
+      const loom::place::Partition p =
+          loom::place::partition({l.global[0], l.global[1], l.global[2]},
+                                 loom::place::Radius::uniform(o.radius), nodes, per_node);
       const auto g = p.grid();
       grid = {g[0], g[1], g[2]};
       rank_at.assign(static_cast<size_t>(size), 0);
       // Slot s of the partition is node s / per_node's (s % per_node)-th rank.
       std::vector<std::vector<int>> members(static_cast<size_t>(nodes));
-      for (int r = 0; r < size; ++r) members[static_cast<size_t>(node_of[static_cast<size_t>(r)])].push_back(r);
+      for (int r = 0; r < size; ++r)
+        members[static_cast<size_t>(node_of[static_cast<size_t>(r)])].push_back(r);
       for (const auto& s : p.subdomains()) {
         const int who = members[static_cast<size_t>(s.node)][static_cast<size_t>(s.rank_in_node)];
-        rank_at[static_cast<size_t>(s.index[0] + grid[0] * (s.index[1] + grid[1] * s.index[2]))] = who;
+        rank_at[static_cast<size_t>(s.index[0] + grid[0] * (s.index[1] + grid[1] * s.index[2]))] =
+            who;
         if (who == rank) {
           at = {s.index[0], s.index[1], s.index[2]};
           l.n = s.size;
@@ -368,10 +389,13 @@ int main(int argc, char** argv) {
       direction(i, d);
       int c[3];
       for (int a = 0; a < 3; ++a)
-        c[a] = (at[static_cast<size_t>(a)] + d[a] + grid[static_cast<size_t>(a)]) % grid[static_cast<size_t>(a)];
-      l.neighbour[static_cast<size_t>(i)] = rank_at[static_cast<size_t>(c[0] + grid[0] * (c[1] + grid[1] * c[2]))];
+        c[a] = (at[static_cast<size_t>(a)] + d[a] + grid[static_cast<size_t>(a)]) %
+               grid[static_cast<size_t>(a)];
+      l.neighbour[static_cast<size_t>(i)] =
+          rank_at[static_cast<size_t>(c[0] + grid[0] * (c[1] + grid[1] * c[2]))];
     }
-    for (int a = 0; a < 3; ++a) l.ext[static_cast<size_t>(a)] = l.n[static_cast<size_t>(a)] + 2 * o.radius;
+    for (int a = 0; a < 3; ++a)
+      l.ext[static_cast<size_t>(a)] = l.n[static_cast<size_t>(a)] + 2 * o.radius;
     for (int f = 0; f < o.fields; ++f) {
       owned.push_back(static_cast<double*>(loom::mpi::sim::allocate(
           sizeof(double) * static_cast<size_t>(l.ext[0] * l.ext[1] * l.ext[2]))));
@@ -412,7 +436,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < kDirections; ++i) {
       const double b = static_cast<double>(types.bytes[static_cast<size_t>(i)]);
       bytes[1] += b;
-      if (node_of[static_cast<size_t>(l.neighbour[static_cast<size_t>(i)])] == node_of[static_cast<size_t>(rank)])
+      if (node_of[static_cast<size_t>(l.neighbour[static_cast<size_t>(i)])] ==
+          node_of[static_cast<size_t>(rank)])
         bytes[0] += b;
     }
   MPI_Reduce(bytes, all_bytes, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -420,12 +445,14 @@ int main(int argc, char** argv) {
   MPI_Reduce(&wrong, &all_wrong, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (!o.dump.empty()) dump(l, o.dump);
   if (rank == 0)
-    std::printf("loom-sim-halo variant=%s order=%s ranks=%d nodes=%d n=%d radius=%d fields=%d "
-                "iterations=%d seconds_per_exchange=%.9g best_seconds=%.9g inside_node_share=%.4f wrong_cells=%s\n",
-                o.variant.c_str(), o.variant == "library" ? "library" : o.order.c_str(), size, nodes,
-                o.n, o.radius, o.fields, o.iterations, slowest, best,
-                all_bytes[1] > 0 ? all_bytes[0] / all_bytes[1] : -1.0,
-                o.check ? std::to_string(all_wrong).c_str() : "unchecked");
+    std::printf(
+        "loom-sim-halo variant=%s order=%s ranks=%d nodes=%d n=%d radius=%d fields=%d "
+        "iterations=%d seconds_per_exchange=%.9g best_seconds=%.9g inside_node_share=%.4f "
+        "wrong_cells=%s\n",
+        o.variant.c_str(), o.variant == "library" ? "library" : o.order.c_str(), size, nodes, o.n,
+        o.radius, o.fields, o.iterations, slowest, best,
+        all_bytes[1] > 0 ? all_bytes[0] / all_bytes[1] : -1.0,
+        o.check ? std::to_string(all_wrong).c_str() : "unchecked");
 
   if (domain) loom_halo_destroy(&domain);
   if (graph.comm != MPI_COMM_NULL) MPI_Comm_free(&graph.comm);

@@ -81,7 +81,7 @@ def platform_xml(args):
     hop = args.hop_latency if args.hop_latency is not None else HOP_LATENCY.get(int(gbps), 1e-6)
     topology = args.topology if args.nodes > 1 else "flat"  # one node: no network to shape
     common = (f'prefix="node-" suffix="" radical="0-{args.nodes - 1}" speed="1Gf" '
-              f'core="{args.ranks_per_node}" bw="{gbps}Gbps" lat="{hop:.9g}s" '
+              f'core="{args.cores or args.ranks_per_node}" bw="{gbps}Gbps" lat="{hop:.9g}s" '
               f'loopback_bw="{args.loopback_gbps}Gbps" loopback_lat="{args.loopback_latency:.9g}s"')
     if topology == "fattree":
         s = fat_tree_shape(args.nodes)
@@ -122,6 +122,9 @@ def main(argv):
     p.add_argument("--ranks-per-node", type=int, default=1)
     p.add_argument("--topology", choices=["fattree", "dragonfly", "flat"], default="fattree")
     p.add_argument("--gbps", type=float, default=100, help="network link rate, Gbit/s")
+    p.add_argument("--cores", type=int, default=0,
+                   help="cores per node (default: one per rank; the validation's twin of this "
+                        "machine gives its nodes the machine's cores between them)")
     p.add_argument("--hop-latency", type=float, default=None, help="seconds per switch hop")
     p.add_argument("--loopback-gbps", type=float, default=None,
                    help="intra-node rate, Gbit/s (default: sim/calibration.env)")

@@ -7,6 +7,7 @@
                                          dragonflies: library vs hand-written vs Neighbor_alltoallw
   tools/project.sh alltoall [--quick]    compressed all-to-all against raw per link speed: the
                                          crossover per codec
+  tools/project.sh plot                  the plots again, from the CSVs in --out
   options: --smpi-build DIR (build/smpi) --build DIR (build/openmpi) --out DIR (bench-out/project)
            --calibration FILE (sim/calibration.env)
 
@@ -56,7 +57,7 @@ def parse_line(text, prefix):
     raise RuntimeError(f"no '{prefix}' line in:\n{text[-2000:]}")
 
 
-def platform(tmp, nodes, rpn, topology, gbps, cal, latency=None):
+def platform(tmp, nodes, rpn, topology, gbps, cal, latency=None, cores=0):
     base = tmp / f"p-{topology}-{nodes}x{rpn}-{gbps}"
     cmd = [sys.executable, str(PLATFORM), "--nodes", str(nodes), "--ranks-per-node", str(rpn),
            "--topology", topology, "--gbps", str(gbps), "--out", str(base),
@@ -64,13 +65,16 @@ def platform(tmp, nodes, rpn, topology, gbps, cal, latency=None):
            "--loopback-latency", cal["SIM_LOOPBACK_LATENCY"]]
     if latency is not None:
         cmd += ["--hop-latency", str(latency)]
+    if cores:
+        cmd += ["--cores", str(cores)]
     subprocess.run(cmd, check=True)
     return base
 
 
-def smpirun(args, program, program_args, nodes, rpn, topology, gbps, cal, env, latency=None):
+def smpirun(args, program, program_args, nodes, rpn, topology, gbps, cal, env, latency=None,
+            cores=0):
     with tempfile.TemporaryDirectory() as t:
-        base = platform(pathlib.Path(t), nodes, rpn, topology, gbps, cal, latency)
+        base = platform(pathlib.Path(t), nodes, rpn, topology, gbps, cal, latency, cores)
         cmd = ["smpirun", "-np", str(nodes * rpn), "-platform", f"{base}.xml", "-hostfile",
                f"{base}.hosts", str(pathlib.Path(args.smpi_build) / program)] + SMPI_CFG + program_args
         full_env = dict(os.environ, LOOM_SIM_PACK=cal["LOOM_SIM_PACK"],
@@ -128,8 +132,10 @@ def validate(args, cal):
             sim_env = dict(env)
             if "LOOM_COMPRESS" in env:
                 sim_env["LOOM_SIM_CODEC"] = codec_env(cal, codec)
+            # The twin of this machine: its cores shared by the virtual nodes (the ranks of
+            # a node take turns on theirs, as the real ones do on this machine's).
             text, _ = smpirun(args, program, pargs, nodes, rpn, "flat", link["gbps"], cal, sim_env,
-                              latency=link["latency"])
+                              latency=link["latency"], cores=max(1, (os.cpu_count() or 2) // nodes))
             p = float(parse_line(text, prefix)[key])
             rows.append([nodes * rpn, f"{nodes}x{rpn}", name, f"{mean * 1e3:.3f}",
                          f"{best * 1e3:.3f}", f"{p * 1e3:.3f}", f"{(p - mean) / mean * 100:+.1f}%",
@@ -146,7 +152,7 @@ def halo(args, cal):
         grid = dict(nodes=[1, 8], rpn=[4], n=[32], radius=[2], topologies=["fattree"], gbps=[100])
     else:
         grid = dict(nodes=[1, 4, 16, 64], rpn=[4, 16], n=[32], radius=[1, 3],
-                    topologies=["fattree", "dragonfly"], gbps=[100])
+                    topologies=args.topologies.split(","), gbps=[100])
     fields = "4"
     # Under SMPI MPI_Neighbor_alltoallw runs as Open MPI's basic algorithm (sim/halo_exchange.cpp),
     # the same messages as isend: --alltoallw adds it to the sweep.
@@ -182,8 +188,32 @@ def halo(args, cal):
                      f"{a2aw * 1e3:.3f}" if a2aw else "as isend",
                      f"{times['isend'] / lib:.2f}", f"{times['isend-reordered'] / lib:.2f}",
                      f"{a2aw / lib:.2f}" if a2aw else "as isend", f"{share:.2f}"])
-        write_table(args.out, "halo", header, rows)  # after each case: a long sweep keeps its rows
+        write_table(args.out, "halo", *halo_limits(header, rows))  # a long sweep keeps its rows
     plot_halo(args.out, header, rows)
+
+
+def halo_limits(header, rows):
+    """Adds what bounds each case: the node's link (the bytes that leave a node, in the
+    node-aware layout, at the link's rate: a floor for every code) and the library's time over it.
+    Near 1, the link limits the library and no code can be much faster than it; far above, copies
+    and latency do."""
+    col = {h: i for i, h in enumerate(header)}
+    extra = ["link floor ms", "library/floor", "limit"]
+    out = []
+    for r in rows:
+        n, radius, fields = int(r[col["n"]]), int(r[col["radius"]]), int(r[col["fields"]])
+        rpn, gbps = int(r[col["ranks/node"]]), float(r[col["Gbit/s"]])
+        share = float(r[col["inside-node share (node order)"]])
+        per_rank = fields * 8 * (6 * n * n * radius + 12 * n * radius ** 2 + 8 * radius ** 3)
+        floor = rpn * per_rank * (1 - share) * 8 / (gbps * 1e9)
+        lib = float(r[col["library ms"]]) / 1e3
+        if floor <= 0:
+            out.append(list(r) + ["0", "-", "copies (one node)"])
+            continue
+        ratio = lib / floor
+        limit = "node's link" if ratio < 1.5 else "copies and latency"
+        out.append(list(r) + [f"{floor * 1e3:.3f}", f"{ratio:.2f}", limit])
+    return header + extra, out
 
 
 def plot_halo(out, header, rows):
@@ -221,8 +251,10 @@ def alltoall(args, cal):
     if args.quick:
         shapes, speeds = [(4, 4)], [10, 100]
     else:
-        shapes, speeds = [(16, 4), (16, 16), (64, 4)], [1, 10, 25, 100, 200]
+        shapes, speeds = [(4, 4), (16, 4), (4, 16)], [1, 10, 25, 100, 200]
     count = "8192"  # 64 KiB to every peer
+    header = ["codec", "ranks", "nodes x ranks", "Gbit/s", "raw ms", "compressed ms",
+              "raw/compressed", "codec MB/s (comp,dec)"]
     rows, raw = [], {}
     for (nodes, rpn), gbps in itertools.product(shapes, speeds):
         pargs = ["--count", count, "--iterations", "2", "--warmup", "1"]
@@ -240,9 +272,7 @@ def alltoall(args, cal):
             rows.append([codec, nodes * rpn, f"{nodes}x{rpn}", gbps, f"{r * 1e3:.3f}", f"{t * 1e3:.3f}",
                          f"{r / t:.2f}", codec_env(cal, codec)])
             print(rows[-1], f"(simulated in {wall:.0f} s)", flush=True)
-    header = ["codec", "ranks", "nodes x ranks", "Gbit/s", "raw ms", "compressed ms",
-              "raw/compressed", "codec MB/s (comp,dec)"]
-    write_table(args.out, "alltoall", header, rows)
+            write_table(args.out, "alltoall", header, rows)
     # Crossover: the link speed (Gbit/s, log-interpolated) above which compression stops paying.
     cross = []
     for codec, (nodes, rpn) in itertools.product(codecs, shapes):
@@ -254,16 +284,60 @@ def alltoall(args, cal):
                 f = (g0 - 1) / (g0 - g1)
                 where = f"{math.exp(math.log(s0) + f * (math.log(s1) - math.log(s0))):.1f} Gbit/s"
         cross.append([codec, nodes * rpn, f"{nodes}x{rpn}", where, codec_env(cal, codec)])
+    plot_alltoall(args.out, header, rows)
     write_table(args.out, "crossover", ["codec", "ranks", "nodes x ranks",
                                         "compression pays below", "codec MB/s (comp,dec)"], cross)
 
 
+def plot_alltoall(out, header, rows):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no plot")
+        return
+    col = {h: i for i, h in enumerate(header)}
+    shapes = sorted({r[col["nodes x ranks"]] for r in rows})
+    fig, axes = plt.subplots(1, len(shapes), figsize=(4 * len(shapes), 3.6), squeeze=False)
+    for ax, shape in zip(axes[0], shapes):
+        for codec in sorted({r[col["codec"]] for r in rows}):
+            sel = sorted((float(r[col["Gbit/s"]]), float(r[col["raw/compressed"]])) for r in rows
+                         if r[col["codec"]] == codec and r[col["nodes x ranks"]] == shape)
+            ax.plot([x for x, _ in sel], [y for _, y in sel], marker="o", label=codec)
+        ax.axhline(1, color="grey", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("link Gbit/s")
+        ax.set_ylabel("raw / compressed time")
+        ax.set_title(f"all-to-all, {shape} nodes x ranks, 64 KiB/peer", fontsize=8)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "alltoall.png", dpi=110)
+
+
+def plot(args, cal):
+    """Plots again from the CSVs a sweep wrote."""
+    for name, draw in (("halo", plot_halo), ("alltoall", plot_alltoall)):
+        path = args.out / f"{name}.csv"
+        if path.exists():
+            with open(path) as f:
+                table = list(csv.reader(f))
+            rows = [[int(c) if c.isdigit() else c for c in r] for r in table[1:]]
+            header = table[0]
+            if name == "halo" and "limit" not in header:
+                header, rows = halo_limits(header, rows)
+                write_table(args.out, name, header, rows)
+            draw(args.out, header, rows)
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("what", choices=["validate", "halo", "alltoall"])
+    p.add_argument("what", choices=["validate", "halo", "alltoall", "plot"])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--alltoallw", action="store_true", help="halo: also Neighbor_alltoallw")
     p.add_argument("--max-ranks", type=int, default=1024, help="halo: skip larger cases")
+    p.add_argument("--topologies", default="fattree,dragonfly", help="halo: which, comma-separated")
     p.add_argument("--smpi-build", default=str(ROOT / "build/smpi"))
     p.add_argument("--build", default=str(ROOT / "build/openmpi"))
     p.add_argument("--calibration", default=str(ROOT / "sim/calibration.env"))
@@ -272,7 +346,7 @@ def main(argv):
     args.out = pathlib.Path(args.out)
     args.out.mkdir(parents=True, exist_ok=True)
     cal = calibration(args.calibration)
-    {"validate": validate, "halo": halo, "alltoall": alltoall}[args.what](args, cal)
+    {"validate": validate, "halo": halo, "alltoall": alltoall, "plot": plot}[args.what](args, cal)
     return 0
 
 

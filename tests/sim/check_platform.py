@@ -79,7 +79,7 @@ def routed(tmp, smpi_build, topology, nodes):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--smpi-build", type=pathlib.Path)
+    p.add_argument("--smpi-build", type=lambda text: pathlib.Path(text).resolve())
     args = p.parse_args(argv)
     passed = failed = 0
     with tempfile.TemporaryDirectory() as t:
