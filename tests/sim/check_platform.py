@@ -17,7 +17,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PLATFORM = ROOT / "sim/make_platform.py"
-CASES = [("fattree", 1), ("fattree", 4), ("fattree", 16), ("fattree", 64), ("fattree", 512),
+CASES = [("fattree", 1), ("fattree", 4), ("fattree", 16), ("fattree", 128),
          ("dragonfly", 4), ("dragonfly", 32), ("dragonfly", 64), ("dragonfly", 256), ("dragonfly", 512), ("flat", 8)]
 
 
