@@ -4,10 +4,10 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <unordered_set>
-#include <cstdlib>
 #include <utility>
 
 #include "base/env.hpp"

@@ -252,6 +252,10 @@ def alltoall(args, cal):
         shapes, speeds = [(4, 4)], [10, 100]
     else:
         shapes, speeds = [(4, 4), (16, 4), (4, 16)], [1, 10, 25, 100, 200]
+    if args.speeds:
+        speeds = [float(x) for x in args.speeds.split(",")]
+    if args.shapes:
+        shapes = [tuple(int(v) for v in x.split("x")) for x in args.shapes.split(",")]
     count = "8192"  # 64 KiB to every peer
     header = ["codec", "ranks", "nodes x ranks", "Gbit/s", "raw ms", "compressed ms",
               "raw/compressed", "codec MB/s (comp,dec)"]
@@ -338,6 +342,8 @@ def main(argv):
     p.add_argument("--alltoallw", action="store_true", help="halo: also Neighbor_alltoallw")
     p.add_argument("--max-ranks", type=int, default=1024, help="halo: skip larger cases")
     p.add_argument("--topologies", default="fattree,dragonfly", help="halo: which, comma-separated")
+    p.add_argument("--speeds", help="alltoall: link Gbit/s, comma-separated")
+    p.add_argument("--shapes", help="alltoall: NODESxRANKS, comma-separated")
     p.add_argument("--smpi-build", default=str(ROOT / "build/smpi"))
     p.add_argument("--build", default=str(ROOT / "build/openmpi"))
     p.add_argument("--calibration", default=str(ROOT / "sim/calibration.env"))
