@@ -277,20 +277,29 @@ def alltoall(args, cal):
                          f"{r / t:.2f}", codec_env(cal, codec)])
             print(rows[-1], f"(simulated in {wall:.0f} s)", flush=True)
             write_table(args.out, "alltoall", header, rows)
-    # Crossover: the link speed (Gbit/s, log-interpolated) above which compression stops paying.
-    cross = []
-    for codec, (nodes, rpn) in itertools.product(codecs, shapes):
-        pts = sorted((float(r[3]), float(r[6])) for r in rows if r[0] == codec and r[2] == f"{nodes}x{rpn}")
-        where = "pays at every speed" if all(g > 1 for _, g in pts) else "never pays"
+    plot_alltoall(args.out, header, rows)
+    crossovers(args.out, header, rows)
+
+
+def crossovers(out, header, rows):
+    """Per codec and node shape: the link speed (Gbit/s, log-interpolated) below which the
+    compressed exchange beats the raw one."""
+    import math
+    col = {h: i for i, h in enumerate(header)}
+    table = []
+    for codec, shape in sorted({(r[col["codec"]], r[col["nodes x ranks"]]) for r in rows}):
+        pts = sorted((float(r[col["Gbit/s"]]), float(r[col["raw/compressed"]])) for r in rows
+                     if r[col["codec"]] == codec and r[col["nodes x ranks"]] == shape)
+        where = (f"pays at every speed simulated (up to {pts[-1][0]:g})" if all(g > 1 for _, g in pts)
+                 else f"pays at no speed simulated (from {pts[0][0]:g})")
         for (s0, g0), (s1, g1) in zip(pts, pts[1:]):
             if g0 > 1 >= g1:
-                import math
-                f = (g0 - 1) / (g0 - g1)
-                where = f"{math.exp(math.log(s0) + f * (math.log(s1) - math.log(s0))):.1f} Gbit/s"
-        cross.append([codec, nodes * rpn, f"{nodes}x{rpn}", where, codec_env(cal, codec)])
-    plot_alltoall(args.out, header, rows)
-    write_table(args.out, "crossover", ["codec", "ranks", "nodes x ranks",
-                                        "compression pays below", "codec MB/s (comp,dec)"], cross)
+                f = math.log(g0) / (math.log(g0) - math.log(g1)) if g1 > 0 else 1
+                where = f"{math.exp(math.log(s0) + f * (math.log(s1) - math.log(s0))):.2g} Gbit/s"
+        speeds = [r[col["codec MB/s (comp,dec)"]] for r in rows if r[col["codec"]] == codec][0]
+        table.append([codec, shape, where, speeds])
+    write_table(out, "crossover", ["codec", "nodes x ranks", "compression pays below",
+                                   "codec MB/s (comp,dec)"], table)
 
 
 def plot_alltoall(out, header, rows):
@@ -333,6 +342,8 @@ def plot(args, cal):
                 header, rows = halo_limits(header, rows)
                 write_table(args.out, name, header, rows)
             draw(args.out, header, rows)
+            if name == "alltoall":
+                crossovers(args.out, header, rows)
 
 
 def main(argv):
