@@ -291,7 +291,7 @@ def crossovers(out, header, rows):
         pts = sorted((float(r[col["Gbit/s"]]), float(r[col["raw/compressed"]])) for r in rows
                      if r[col["codec"]] == codec and r[col["nodes x ranks"]] == shape)
         where = (f"pays at every speed simulated (up to {pts[-1][0]:g})" if all(g > 1 for _, g in pts)
-                 else f"pays at no speed simulated (from {pts[0][0]:g})")
+                 else f"below {pts[0][0]:g} Gbit/s (the slowest simulated)")
         for (s0, g0), (s1, g1) in zip(pts, pts[1:]):
             if g0 > 1 >= g1:
                 f = math.log(g0) / (math.log(g0) - math.log(g1)) if g1 > 0 else 1
