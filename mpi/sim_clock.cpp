@@ -2,6 +2,8 @@
 #include "mpi/sim_clock.hpp"
 
 #include <mpi.h>
+#include <simgrid/cond.h>
+#include <simgrid/mutex.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -62,10 +64,6 @@ const Cost& host_cost() {
   return cost;
 }
 
-// Simulated microseconds between two polls of memory another rank writes: short against a
-// message's latency, long enough that a rank waiting a millisecond costs the simulator few steps.
-constexpr unsigned kPollMicros = 1;
-
 }  // namespace
 
 void charge_copy(int64_t rows, int64_t bytes) {
@@ -103,9 +101,33 @@ void charge_seconds(double seconds) {
   if (seconds > 0) smpi_execute(seconds);
 }
 
-// A sleep, which the threshold does not drop.
-void yield() {
-  smpi_usleep(kPollMicros);
+// Every simulated rank runs on the simulator's one thread, in turns: a rank that finds the flag
+// short waits on the condition (which releases the mutex) and runs again once a writer has
+// stored and notified; the mutex keeps a notification from falling between check and wait.
+struct Signal::Handles {
+  sg_mutex_t mutex = sg_mutex_init();
+  sg_cond_t condition = sg_cond_init();
+};
+
+Signal::Signal() : handles_(new Handles) {}
+
+Signal::~Signal() {
+  sg_cond_destroy(handles_->condition);
+  sg_mutex_destroy(handles_->mutex);
+  delete handles_;
+}
+
+void Signal::wait_until(const int64_t* flag, int64_t value) {
+  sg_mutex_lock(handles_->mutex);
+  while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < value)
+    sg_cond_wait(handles_->condition, handles_->mutex);
+  sg_mutex_unlock(handles_->mutex);
+}
+
+void Signal::notify() {
+  sg_mutex_lock(handles_->mutex);
+  sg_cond_notify_all(handles_->condition);
+  sg_mutex_unlock(handles_->mutex);
 }
 
 }  // namespace loom::mpi::sim
@@ -120,7 +142,7 @@ std::unordered_set<void*>& folded() {
 }
 }  // namespace
 
-void* allocate(size_t bytes, size_t keep) {
+void* allocate_raw(size_t bytes, size_t keep) {
   static const bool fold = base::read_flag(kFold);
   const size_t size = (bytes + 63) / 64 * 64;
   if (fold && size > keep) {

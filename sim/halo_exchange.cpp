@@ -324,7 +324,7 @@ int main(int argc, char** argv) {
   const int per_node = size / nodes;
 
   loom_halo_domain domain = nullptr;
-  std::vector<double*> owned;
+  std::vector<loom::mpi::sim::Memory> owned;
   if (o.variant == "library") {
     const int64_t extent[3] = {l.global[0], l.global[1], l.global[2]};
     const int radius[6] = {o.radius, o.radius, o.radius, o.radius, o.radius, o.radius};
@@ -397,9 +397,9 @@ int main(int argc, char** argv) {
     for (int a = 0; a < 3; ++a)
       l.ext[static_cast<size_t>(a)] = l.n[static_cast<size_t>(a)] + 2 * o.radius;
     for (int f = 0; f < o.fields; ++f) {
-      owned.push_back(static_cast<double*>(loom::mpi::sim::allocate(
-          sizeof(double) * static_cast<size_t>(l.ext[0] * l.ext[1] * l.ext[2]))));
-      l.field.push_back(owned.back());
+      owned.push_back(loom::mpi::sim::allocate(
+          sizeof(double) * static_cast<size_t>(l.ext[0] * l.ext[1] * l.ext[2])));
+      l.field.push_back(reinterpret_cast<double*>(owned.back().get()));
     }
   }
   if (o.check) fill(l);
@@ -458,7 +458,7 @@ int main(int argc, char** argv) {
   if (graph.comm != MPI_COMM_NULL) MPI_Comm_free(&graph.comm);
   for (MPI_Datatype& t : types.send) MPI_Type_free(&t);
   for (MPI_Datatype& t : types.recv) MPI_Type_free(&t);
-  for (double* p : owned) loom::mpi::sim::release(p);
+  owned.clear();
   MPI_Finalize();
   return all_wrong == 0 || rank != 0 ? 0 : 1;
 }
