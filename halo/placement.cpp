@@ -22,22 +22,14 @@ constexpr base::EnvVar kPlacement{
     "nearest CPUs (hwloc: same core, shared cache, NUMA domain, package), where that beats the "
     "rank order; off: subdomains in rank order. Set it alike on every rank"};
 
-// This machine's topology, loaded once per process (hwloc reads it from the system: milliseconds
-// on a large node); null when hwloc cannot, and then every node keeps the rank order.
-const place::Topology* machine_topology() {
+// The topology placement maps onto: this machine's (place::machine_topology(), null when hwloc
+// cannot, and then every node keeps the rank order), none under SMPI, whose simulated nodes are
+// not this machine and have alike cores (sim/make_platform.py).
+const place::Topology* node_topology() {
 #ifdef LOOM_SMPI
-  // Simulated nodes are not this machine: their cores are alike (sim/make_platform.py).
   return nullptr;
 #else
-  static const std::unique_ptr<place::Topology> topology =
-      []() -> std::unique_ptr<place::Topology> {
-    try {
-      return std::make_unique<place::Topology>();
-    } catch (const std::exception&) {
-      return nullptr;
-    }
-  }();
-  return topology.get();
+  return place::machine_topology();
 #endif
 }
 
@@ -157,7 +149,7 @@ int place_on_node(Domain* domain, int ranks_per_node) {
   MPI_Comm node = MPI_COMM_NULL;
   int rc = MPI_Comm_split(domain->comm, domain->node_leader, domain->rank, &node);
   if (rc != MPI_SUCCESS) return rc;
-  const place::Topology* topology = machine_topology();
+  const place::Topology* topology = node_topology();
   std::vector<std::string> cpus_of;
   rc = gather_cpus(node, ranks_per_node, local == 0,
                    topology ? topology->bound_cpus() : std::string(), &cpus_of);
