@@ -22,20 +22,6 @@ constexpr base::EnvVar kPlacement{
     "nearest CPUs (hwloc: same core, shared cache, NUMA domain, package), where that beats the "
     "rank order; off: subdomains in rank order. Set it alike on every rank"};
 
-// This machine's topology, loaded once per process (hwloc reads it from the system: milliseconds
-// on a large node); null when hwloc cannot, and then every node keeps the rank order.
-const place::Topology* machine_topology() {
-  static const std::unique_ptr<place::Topology> topology =
-      []() -> std::unique_ptr<place::Topology> {
-    try {
-      return std::make_unique<place::Topology>();
-    } catch (const std::exception&) {
-      return nullptr;
-    }
-  }();
-  return topology.get();
-}
-
 // Every node rank's bound CPUs (`cpus`, hwloc lists), gathered into `cpus_of` at the node's
 // first rank. Collective over `node`.
 int gather_cpus(MPI_Comm node, int ranks_per_node, bool first, const std::string& cpus,
@@ -152,7 +138,7 @@ int place_on_node(Domain* domain, int ranks_per_node) {
   MPI_Comm node = MPI_COMM_NULL;
   int rc = MPI_Comm_split(domain->comm, domain->node_leader, domain->rank, &node);
   if (rc != MPI_SUCCESS) return rc;
-  const place::Topology* topology = machine_topology();
+  const place::Topology* topology = place::machine_topology();
   std::vector<std::string> cpus_of;
   rc = gather_cpus(node, ranks_per_node, local == 0,
                    topology ? topology->bound_cpus() : std::string(), &cpus_of);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Loom needs on Debian/Ubuntu (README, "Dependencies"), in two sets:
-#   tools/install-deps.sh           the demo's: compiler, CMake, Open MPI, the codec and placement
-#                                   libraries, matplotlib for the plots
+#   tools/install-deps.sh           the demo's: compiler, CMake, Open MPI, the codec, placement and
+#                                   partitioning libraries, matplotlib for the plots
 #   tools/install-deps.sh --tests   also the test command's: MPICH, GoogleTest, clang (formatter,
 #                                   fuzzer), gfortran, ccache, numpy and mpi4py
 # Only what is missing is installed; a second run does nothing.
@@ -28,7 +28,8 @@ packages=(
   nlohmann-json3-dev                           # the method model's calibration files
   libzfp-dev libblosc-dev                      # the codec engine (ZFP, Blosc)
   libhwloc-dev                                 # the halo library's placement (hwloc)
-  python3 python3-pip                          # plots
+  libmetis-dev libscotch-dev                   # rank reordering's partitioners (METIS, Scotch)
+  python3 python3-pip                          # plots; the KaHIP wheel
 )
 if ((tests)); then
   packages+=(
@@ -37,7 +38,7 @@ if ((tests)); then
     clang clang-format libclang-rt-14-dev      # formatter, sanitizers' and fuzzer's runtime
     gfortran                                   # Fortran application tests
     ccache                                     # the test command's builds share their objects
-    python3-dev                                # mpi4py's extension loads against it
+    python3-dev patchelf                       # mpi4py (patchelf: its MPICH module onto Debian's libmpich)
     iproute2 util-linux                        # tools/slow-link.sh: ip, tc; flock, unshare
   )
 fi
@@ -52,8 +53,9 @@ if ((${#missing[@]})); then
     "${missing[@]}" >/dev/null
 fi
 # Python modules for whichever python3 is first on PATH (it may not be Debian's): matplotlib
-# for the plots; numpy and mpi4py for the mpi4py test.
-modules=(matplotlib)
+# for the plots; kahip, rank reordering's KaHIP partitioner (CMake finds its header and static
+# library inside the wheel); numpy and mpi4py for the mpi4py test.
+modules=(matplotlib kahip)
 ((tests)) && modules+=(numpy)
 for module in "${modules[@]}"; do
   if ! python3 -c "import $module" 2>/dev/null; then
