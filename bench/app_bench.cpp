@@ -4,10 +4,13 @@
 // Loom's online trials and every first-use cost inside the time. The host's path
 // (PMPI_Send/PMPI_Recv, PMPI_Type_commit/PMPI_Type_free) and Loom's (MPI_*) alternate in one run
 // (bench/p2p_pingpong.hpp); each round builds a fresh type, as a new run of the application
-// would. Two variants: `steady` builds the type outside the time and sends `--messages` round
+// would. Variants: `steady` builds the type outside the time and sends `--messages` round
 // trips with it; `recreate` builds, commits and frees a type every `--life` round trips, inside
-// the time (an application that declares its halo types per step). Every round is verified on
-// both paths after its timed loop. docs/app-mode.md.
+// the time (an application that declares its halo types per step); `rebuilt` is a particle
+// code's exchange (bench/app_particle.hpp), a struct of indexed blocks at absolute addresses sent
+// from MPI_BOTTOM, whose types are rebuilt every `--life` round trips with new displacements;
+// `absolute` the same struct built once; `window` a window of non-blocking sends. Every round is
+// verified on both paths after its timed loop. docs/app-mode.md.
 #include <mpi.h>
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/app_particle.hpp"
 #include "bench/p2p_common.hpp"
 #include "bench/p2p_pingpong.hpp"
 #include "bench/report.hpp"
@@ -44,6 +48,7 @@ const std::vector<AppType>& app_types() {
       {"wrf_x_sa", {10 * kKiB, 42 * kKiB, 170 * kKiB}},
       {"wrf_y_sa", {10 * kKiB, 42 * kKiB, 170 * kKiB}},
       {"milc_su3_zd", {6 * kKiB, 48 * kKiB, 384 * kKiB}},
+      {"milc_nested", {64 * kKiB, 256 * kKiB, kMiB}},
       {"nas_lu_x", {kKiB, 4 * kKiB, 20 * kKiB}},
       {"nas_lu_y", {kKiB, 4 * kKiB, 20 * kKiB}},
       {"nas_mg_x", {kKiB / 2, 8 * kKiB, 128 * kKiB, 512 * kKiB}},
@@ -53,18 +58,30 @@ const std::vector<AppType>& app_types() {
       {"specfem3d_oc", {16 * kKiB, 174 * kKiB, kMiB}},
       {"specfem3d_cm", {16 * kKiB, 174 * kKiB, kMiB}},
       {"fft2d_transpose", {64 * kKiB, kMiB, 4 * kMiB + kMiB / 2}},
+      {"cube_xface", {64 * kKiB, 128 * kKiB, 256 * kKiB}},
+      {"cube_yface", {64 * kKiB, 128 * kKiB, 256 * kKiB}},
+      {"cube_zface", {64 * kKiB, 128 * kKiB, 256 * kKiB}},
   };
   return types;
 }
 
-// steady and recreate: ping-pongs of every application type; window: a window of kWindow
-// MPI_Isend (MPI_Irecv on the peer) and one MPI_Waitall, of a vector of 4-byte blocks at
-// 64 KiB, where a host that packs inside the wait makes its posts look cheap.
-enum class Variant { Steady, Recreate, Window };
+// steady and recreate: ping-pongs of every application type; rebuilt and absolute: the particle
+// exchange at kParticleAtoms atoms a step; window: a window of kWindow MPI_Isend (MPI_Irecv on
+// the peer) and one MPI_Waitall, of a vector of 4-byte blocks at 64 KiB, where a host that packs
+// inside the wait makes its posts look cheap.
+enum class Variant { Steady, Recreate, Rebuilt, Absolute, Window };
+constexpr int kVariants = 5;
 const char* variant_name(Variant v) {
-  static const char* const kNames[] = {"steady", "recreate", "window"};  // by Variant
+  static const char* const kNames[kVariants] = {"steady", "recreate", "rebuilt", "absolute",
+                                                "window"};  // by Variant
   return kNames[static_cast<int>(v)];
 }
+bool particle_variant(Variant v) {
+  return v == Variant::Rebuilt || v == Variant::Absolute;
+}
+// Atoms that leave a subdomain per step: a small, a medium and a large domain's (96 B an atom).
+const std::vector<int> kParticleAtoms = {700, 1500, 5000};
+constexpr const char* kParticleName = "particle";
 constexpr int kWindow = 64;
 const AppType kWindowType = {"vec1d_b4", {64 * kKiB}};
 
@@ -74,7 +91,8 @@ struct Options : SamplingOptions {
   int life = 20;         // round trips per type in `recreate`
   int64_t max_size = 0;  // > 0: skip the sizes above it
   std::vector<std::string> type_filters;
-  std::vector<Variant> variants = {Variant::Steady, Variant::Recreate, Variant::Window};
+  std::vector<Variant> variants = {Variant::Steady, Variant::Recreate, Variant::Rebuilt,
+                                   Variant::Absolute, Variant::Window};
 };
 
 void print_help(FILE* out) {
@@ -87,8 +105,9 @@ void print_help(FILE* out) {
       "options:\n"
       "  --quick            CI smoke test: smallest size of each type, 3 rounds, 40 messages\n"
       "  --messages N       round trips per round (default 100)\n"
-      "  --life N           round trips per type in the recreate variant (default 20)\n"
-      "  --variants LIST    steady, recreate, window (default all)\n"
+      "  --life N           round trips per type in the recreate and rebuilt variants\n"
+      "                     (default 20)\n"
+      "  --variants LIST    steady, recreate, rebuilt, absolute, window (default all)\n"
       "  --types LIST       only types whose name contains one of these (e.g. wrf,nas_mg)\n"
       "  --max-size SIZE    skip application sizes above SIZE (K/M = KiB/MiB; default: none)\n"
       "  --reps N           alternated rounds per path and case (default 5)\n"
@@ -123,8 +142,8 @@ int parse_options(int argc, char** argv, Options* opt) {
         opt->variants.clear();
         for (const auto& name : split_commas(v)) {
           int k = 0;
-          while (k < 3 && name != variant_name(static_cast<Variant>(k))) ++k;
-          if (k == 3) {
+          while (k < kVariants && name != variant_name(static_cast<Variant>(k))) ++k;
+          if (k == kVariants) {
             bad_option_value(kTool, "--variants");
             return OptionParse::Bad;
           }
@@ -283,37 +302,22 @@ double run_round(const Path& path, bool host, const CorpusEntry& entry, int64_t 
   return seconds;
 }
 
-CaseResult run_case(const CorpusEntry& entry, int64_t size, Variant variant, const Options& opt,
-                    int rank) {
-  CaseResult r;
-  r.type_name = entry.name;
-  r.variant = variant;
-  CorpusType probe = entry.build(size);  // Loom's: for the buffers, the checks and the floor
-  r.packed_bytes = probe.packed_bytes;
-  r.shape = probe.shape;
-  Exchange x = p2p::make_exchange(probe.type, probe.count, probe.packed_bytes, probe.span_bytes,
-                                  probe.base_offset, kTool);
-  const Path* paths[2] = {&p2p::host_path(), &p2p::loom_path()};
-  const Buffer slots =
-      allocate(variant == Variant::Window && rank == 1 ? kWindow * probe.span_bytes : 1, kTool);
-  std::string errors;
-  for (int k = 0; k < 2; ++k) {
-    const std::string e = p2p::verify(*paths[k], rank, x, 1 + static_cast<uint64_t>(k));
-    if (!e.empty()) append_error(&errors, e);
-  }
+// The alternated rounds of a case: `round(k, r, seed)` runs round r of path k (0: the host's,
+// 1: Loom's) and returns its seconds per message. Fills the case's samples, route, trials and
+// time over its life.
+template <typename Round>
+void run_rounds(CaseResult& r, const Options& opt, Round&& round) {
   loom_stats before, after;
   loom_get_stats(&before);
   const auto routes_before = p2p::RouteCounters::now();
   std::vector<double> samples[2];
   int last_trial_round = 0;  // Loom's last round with trial events, on either rank
-  for (int round = 0; round < opt.max_reps; ++round)
+  for (int rep = 0; rep < opt.max_reps; ++rep)
     for (int j = 0; j < 2; ++j) {
-      const int k = (round + j) % 2;  // alternate which path goes first
+      const int k = (rep + j) % 2;  // alternate which path goes first
       const uint64_t events = trial_events();
-      samples[k].push_back(run_round(*paths[k], k == 0, entry, size, variant, opt, rank, x,
-                                     slots.get(), 10 + static_cast<uint64_t>(2 * round + k),
-                                     &errors));
-      if (k == 1 && trial_events() != events) last_trial_round = round;
+      samples[k].push_back(round(k, rep, 10 + static_cast<uint64_t>(2 * rep + k)));
+      if (k == 1 && trial_events() != events) last_trial_round = rep;
     }
   PMPI_Allreduce(MPI_IN_PLACE, &last_trial_round, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   loom_get_stats(&after);
@@ -336,9 +340,55 @@ CaseResult run_case(const CorpusEntry& entry, int64_t size, Variant variant, con
              static_cast<double>(v.size() - in_full);
     *life[k] = sum / static_cast<double>(v.size());
   }
+}
+
+CaseResult run_case(const CorpusEntry& entry, int64_t size, Variant variant, const Options& opt,
+                    int rank) {
+  CaseResult r;
+  r.type_name = entry.name;
+  r.variant = variant;
+  CorpusType probe = entry.build(size);  // Loom's: for the buffers, the checks and the floor
+  r.packed_bytes = probe.packed_bytes;
+  r.shape = probe.shape;
+  Exchange x = p2p::make_exchange(probe.type, probe.count, probe.packed_bytes, probe.span_bytes,
+                                  probe.base_offset, kTool);
+  const Path* paths[2] = {&p2p::host_path(), &p2p::loom_path()};
+  const Buffer slots =
+      allocate(variant == Variant::Window && rank == 1 ? kWindow * probe.span_bytes : 1, kTool);
+  std::string errors;
+  for (int k = 0; k < 2; ++k) {
+    const std::string e = p2p::verify(*paths[k], rank, x, 1 + static_cast<uint64_t>(k));
+    if (!e.empty()) append_error(&errors, e);
+  }
+  run_rounds(r, opt, [&](int k, int, uint64_t seed) {
+    return run_round(*paths[k], k == 0, entry, size, variant, opt, rank, x, slots.get(), seed,
+                     &errors);
+  });
   r.floor = p2p::measure_floor(x, opt.quick);
   r.verify_error = errors;
   free_corpus_type(probe);
+  return r;
+}
+
+// The particle exchange of `atoms` atoms a step: `rebuilt` builds its types every --life round
+// trips with new atoms, inside the time; `absolute` builds them once per round, outside it. Both
+// paths of a round send the same atoms.
+CaseResult run_particle_case(int atoms, Variant variant, const Options& opt, int rank) {
+  CaseResult r;
+  r.type_name = kParticleName;
+  r.variant = variant;
+  particle::Exchange x(atoms, rank, kTool);
+  r.packed_bytes = x.packed_bytes();
+  r.shape = x.shape();
+  const bool rebuilt = variant == Variant::Rebuilt;
+  const int life = rebuilt ? std::min(opt.life, opt.messages) : opt.messages;
+  std::string errors;
+  run_rounds(r, opt, [&](int k, int rep, uint64_t) {
+    return x.run_round(k == 0, rebuilt, opt.messages, life, 10 + static_cast<uint64_t>(rep),
+                       &errors);
+  });
+  r.floor = x.floor(opt.quick);
+  r.verify_error = errors;
   return r;
 }
 
@@ -353,9 +403,30 @@ bool selected(const Options& opt, const std::string& name) {
                      [&](const std::string& f) { return name.find(f) != std::string::npos; });
 }
 
+// A case's progress line on stderr (rank 0), and its data mismatch if any.
+void report_progress(const CaseResult& r, int rank, double start) {
+  if (rank != 0) return;
+  std::fprintf(stderr, "%-9s %-16s %-8s %5.2f s\n", variant_name(r.variant), r.type_name.c_str(),
+               human_bytes(r.packed_bytes).c_str(), now_seconds() - start);
+  if (!r.verified())
+    std::fprintf(stderr, "data mismatch in %s %s: %s\n", r.type_name.c_str(),
+                 human_bytes(r.packed_bytes).c_str(), r.verify_error.c_str());
+}
+
 Run run_cases(const Options& opt, int rank) {
   Run run;
-  for (Variant variant : opt.variants)
+  for (Variant variant : opt.variants) {
+    if (particle_variant(variant)) {
+      if (!selected(opt, kParticleName)) continue;
+      for (int atoms : kParticleAtoms) {
+        if (opt.max_size > 0 && 96 * int64_t{atoms} > opt.max_size) continue;
+        const double start = now_seconds();
+        run.results.push_back(run_particle_case(atoms, variant, opt, rank));
+        report_progress(run.results.back(), rank, start);
+        if (opt.quick) break;
+      }
+      continue;
+    }
     for (const AppType& app :
          variant == Variant::Window ? std::vector<AppType>{kWindowType} : app_types()) {
       const CorpusEntry* entry = find_corpus_entry(app.corpus_name);
@@ -364,16 +435,11 @@ Run run_cases(const Options& opt, int rank) {
         if (opt.max_size > 0 && size > opt.max_size) continue;
         const double start = now_seconds();
         run.results.push_back(run_case(*entry, size, variant, opt, rank));
-        if (rank == 0) {
-          std::fprintf(stderr, "%-9s %-16s %-8s %5.2f s\n", variant_name(variant), entry->name,
-                       human_bytes(size).c_str(), now_seconds() - start);
-          if (!run.results.back().verified())
-            std::fprintf(stderr, "data mismatch in %s %s: %s\n", entry->name,
-                         human_bytes(size).c_str(), run.results.back().verify_error.c_str());
-        }
+        report_progress(run.results.back(), rank, start);
         if (opt.quick) break;
       }
     }
+  }
   for (const auto& r : run.results) run.failures += r.verified() ? 0 : 1;
   return run;
 }
@@ -397,13 +463,16 @@ void print_table(const MpiRun& mpi, const Options& opt, const Run& run) {
       "application's would), so time = (the rounds up to Loom's last round with a trial event\n"
       "in full, on both paths, + the other rounds at their median) / rounds, [min-max] over\n"
       "rounds; recreate: a type is built, committed and freed every %d round trips, inside\n"
-      "the time; window: %d MPI_Isend then MPI_Waitall (MPI_Irecv on the peer) per window, %d\n"
+      "the time; rebuilt: a particle exchange (a struct of indexed blocks at absolute\n"
+      "addresses, sent from MPI_BOTTOM) whose types are built with new atoms, committed and\n"
+      "freed every %d round trips, inside the time; absolute: the same struct built once a\n"
+      "round; window: %d MPI_Isend then MPI_Waitall (MPI_Irecv on the peer) per window, %d\n"
       "windows a round, time per message; host/loom > 1: Loom is faster; 1st round: host/loom of "
       "the first rounds alone;\n"
       "route: which engine served Loom's sends and receives; trials: verdicts of Loom's trials\n"
       "over the case, r: rounds in full; floor = (fastest pack + fastest unpack) / 2,\n"
       "bound = host / floor: the best host/loom ratio any transport can reach)\n",
-      mpi.host_mpi.c_str(), opt.messages, opt.max_reps, opt.life, kWindow,
+      mpi.host_mpi.c_str(), opt.messages, opt.max_reps, opt.life, opt.life, kWindow,
       std::max(1, opt.messages / 10));
   for (Variant variant : opt.variants) {
     Table table({"variant", "type", "size", "route", "trials", "host us [min-max]",

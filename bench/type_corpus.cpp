@@ -317,6 +317,53 @@ CorpusType build_milc(int64_t target) {
                             format("lattice x=y=%d z=%d t=%d, su3_vector=6 float", lxy, kZ, lt));
 }
 
+// A MILC-like nested type as an application builds it with MPI's vector constructors: per
+// site, two runs of 3 floats 16 bytes apart (vector(2, 3, 4, MPI_FLOAT)), sites 72 bytes apart
+// (hvector of that vector); 24 packed bytes per site.
+CorpusType build_milc_nested(int64_t target) {
+  const int64_t sites = std::max<int64_t>(1, target / 24);
+  MPI_Datatype site, t;
+  check(MPI_Type_vector(2, 3, 4, MPI_FLOAT, &site), "MPI_Type_vector");
+  check(MPI_Type_create_hvector(to_int(sites, "sites"), 1, 72, site, &t),
+        "MPI_Type_create_hvector");
+  free_all({&site});
+  return finish_corpus_type(
+      t, 1, 12,
+      format("hvector(%lld,1,72B) of vector(2,3,4,float)", static_cast<long long>(sites)));
+}
+
+// Faces of a cube of doubles (C order [z][y][x]) with a halo 3 cells deep, the face of each
+// direction as a subarray of the interior (the x-face of a 128^3 grid is 122x122 blocks of
+// 3 doubles, 1 KiB apart): the cube's side is the face's plus the halos, so the face's lines lie
+// as far apart as in the application's grid.
+constexpr int kCubeHalo = 3;
+
+CorpusType cube_face(int64_t target, int normal) {
+  const int m = to_int(std::max<int64_t>(1, ceil_sqrt(std::max<int64_t>(1, target / 24))), "m");
+  const int n = m + 2 * kCubeHalo;
+  const int sizes[3] = {n, n, n};
+  int sub[3] = {m, m, m}, starts[3] = {kCubeHalo, kCubeHalo, kCubeHalo};
+  sub[normal] = kCubeHalo;
+  starts[normal] = 0;
+  MPI_Datatype t;
+  check(MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, MPI_DOUBLE, &t),
+        "MPI_Type_create_subarray");
+  static const char* const kNames[3] = {"z-face", "y-face", "x-face"};  // by normal
+  return finish_corpus_type(
+      t, 1, normal == 2 ? 24 : 8LL * m,
+      format("%s of double[%d]^3: sub [%d][%d][%d]", kNames[normal], n, sub[0], sub[1], sub[2]));
+}
+
+CorpusType build_cube_xface(int64_t target) {
+  return cube_face(target, 2);
+}
+CorpusType build_cube_yface(int64_t target) {
+  return cube_face(target, 1);
+}
+CorpusType build_cube_zface(int64_t target) {
+  return cube_face(target, 0);
+}
+
 // NAS LU (DDTBench NAS_LU_x / NAS_LU_y): u(5, nx, ny, nz) doubles, Fortran order, 2 ghost cells
 // per side. x-face: 5 doubles per (j,k) (vector of 40-byte blocks, nested over k). y-face: 5*nx
 // doubles per k (vector). The face normal has 4 interior cells so 64 MiB faces fit in memory.
@@ -521,6 +568,8 @@ const std::vector<CorpusEntry>& pack_corpus() {
       app("wrf_x_sa", "WRF x halo: struct of subarrays (DDTBench WRF_x_sa)", build_wrf_x),
       app("wrf_y_sa", "WRF y halo: struct of subarrays (DDTBench WRF_y_sa)", build_wrf_y),
       app("milc_su3_zd", "MILC su3 z-down: hvector of vector (DDTBench MILC_su3_zd)", build_milc),
+      app("milc_nested", "MILC-like sites: hvector(72 B) of vector(2,3,4,float)",
+          build_milc_nested),
       app("nas_lu_x", "NAS LU x-face: hvector of vector (DDTBench NAS_LU_x)", build_nas_lu_x),
       app("nas_lu_y", "NAS LU y-face: vector (DDTBench NAS_LU_y)", build_nas_lu_y),
       app("nas_mg_x", "NAS MG x-face: hvector of vector (DDTBench NAS_MG_x)", build_nas_mg_x),
@@ -537,9 +586,19 @@ const std::vector<CorpusEntry>& pack_corpus() {
   return corpus;
 }
 
+const std::vector<CorpusEntry>& app_only_types() {
+  static const std::vector<CorpusEntry> types = {
+      app("cube_xface", "x-face, 3 deep, of a cube of doubles (subarray)", build_cube_xface),
+      app("cube_yface", "y-face, 3 deep, of a cube of doubles (subarray)", build_cube_yface),
+      app("cube_zface", "z-face, 3 deep, of a cube of doubles (subarray)", build_cube_zface),
+  };
+  return types;
+}
+
 const CorpusEntry* find_corpus_entry(const std::string& name) {
-  for (const auto& e : pack_corpus())
-    if (name == e.name) return &e;
+  for (const auto* list : {&pack_corpus(), &app_only_types()})
+    for (const auto& e : *list)
+      if (name == e.name) return &e;
   return nullptr;
 }
 

@@ -46,7 +46,10 @@ struct CorpusEntry {
 
 // The corpus, in report order.
 const std::vector<CorpusEntry>& pack_corpus();
-// Entry by exact name, or nullptr.
+// Types only `loom-bench app` sends, at its sizes: faces of a whole cube, whose buffer grows with
+// the cube of the face's side (too large for the pack corpus's largest sizes).
+const std::vector<CorpusEntry>& app_only_types();
+// Entry by exact name (of either list), or nullptr.
 const CorpusEntry* find_corpus_entry(const std::string& name);
 
 // Commits `type` (unless already committed by the caller: pass committed=true) and fills the

@@ -176,6 +176,123 @@ void unpack_row(char* strided, const char* packed, int64_t n, const Window& w, _
   }
 }
 
+// Short rows: every block of a row lies in one 64-byte window ((n - 1) * stride + block <= 64),
+// as in MILC's su3 fields (two 12-byte blocks 16 bytes apart, rows 72 bytes apart). The window
+// above would take its masked tail for every row; here each row is one permutation with plain
+// loads and stores where they stay inside the slab, and two rows share one vector when their
+// packed bytes fit it. A pack's plain store writes past its row's packed bytes; the next rows
+// overwrite them, and the last rows are stored masked, so nothing outside the row's own packed
+// bytes is left written.
+struct RowWindow {
+  int64_t block = 0, stride = 0, n = 0;
+  int64_t row_bytes = 0;   // packed bytes of one row
+  int64_t span = 0;        // strided bytes from a row's first block to the end of its last
+  bool pairs = false;      // two rows' packed bytes fit one vector
+  __mmask64 row_mask = 0;  // window bytes that belong to a block
+  alignas(64) uint8_t gather[kWindow];          // packed byte j <- window byte gather[j]
+  alignas(64) uint8_t gather_pair[kWindow];     // from (row r, row r + 1) as one 128-byte table
+  alignas(64) uint8_t scatter[kWindow];         // window byte p <- packed byte scatter[p]
+  alignas(64) uint8_t scatter_second[kWindow];  // the same for row r + 1 of a shared vector
+
+  void build(int64_t block_size, int64_t stride_, int64_t n_) {
+    block = block_size;
+    stride = stride_;
+    n = n_;
+    row_bytes = n * block;
+    span = (n - 1) * stride + block;
+    pairs = 2 * row_bytes <= kWindow;
+    row_mask = 0;
+    for (int64_t j = 0; j < kWindow; ++j) {
+      const int64_t in_row = j % row_bytes, second = j / row_bytes;
+      const int64_t from = (in_row / block) * stride + in_row % block;
+      gather[j] = static_cast<uint8_t>(j < row_bytes ? from : 0);
+      gather_pair[j] = static_cast<uint8_t>(second < 2 ? second * kWindow + from : 0);
+      const int64_t b = j / stride, within = j % stride;
+      const bool in_block = b < n && within < block;
+      scatter[j] = static_cast<uint8_t>(in_block ? b * block + within : 0);
+      scatter_second[j] =
+          static_cast<uint8_t>(in_block && pairs ? row_bytes + b * block + within : 0);
+      if (in_block) row_mask |= __mmask64{1} << j;
+    }
+  }
+};
+
+const RowWindow& row_window_for(const Slab& s) {
+  static thread_local RowWindow cached;
+  if (cached.block != s.block || cached.stride != s.stride || cached.n != s.n)
+    cached.build(s.block, s.stride, s.n);
+  return cached;
+}
+
+// Reading a whole window from a row start may read past the slab's last byte of the row; that
+// stays safe while every 4 KiB page between the first and the last row holds some row's data
+// (rows at most a page apart) and the window ends before the slab's last byte.
+constexpr int64_t kPageBytes = 4096;
+
+bool short_rows(const Slab& s) {
+  return s.rows >= 2 && s.n >= 2 && s.block > 0 && s.stride >= s.block &&
+         (s.n - 1) * s.stride + s.block <= kWindow && s.row_stride > 0 &&
+         s.row_stride <= kPageBytes;
+}
+
+// Rows [0, result) of the slab can be read as whole windows from their start.
+int64_t rows_readable_whole(const Slab& s, int64_t span) {
+  const int64_t last = (s.rows - 1) * s.row_stride + span;  // one past the slab's last byte
+  return last < kWindow ? 0 : std::min(s.rows, (last - kWindow) / s.row_stride + 1);
+}
+
+// Rows [0, result) whose packed bytes can be the start of a whole vector inside the slab's.
+int64_t rows_writable_whole(const Slab& s, int64_t row_bytes) {
+  const int64_t bytes = s.rows * row_bytes;
+  return bytes < kWindow ? 0 : std::min(s.rows, (bytes - kWindow) / row_bytes + 1);
+}
+
+void pack_short_rows(char* packed, const char* strided, const Slab& s) {
+  const RowWindow& w = row_window_for(s);
+  const __m512i gather = _mm512_load_si512(w.gather);
+  const int64_t whole =
+      std::min(rows_readable_whole(s, w.span), rows_writable_whole(s, w.row_bytes));
+  int64_t r = 0;
+  if (w.pairs) {
+    const __m512i pair = _mm512_load_si512(w.gather_pair);
+    // Row r + 1 is read whole as well, and the vector's end lies inside the packed slab.
+    for (; r + 2 <= whole; r += 2, strided += 2 * s.row_stride, packed += 2 * w.row_bytes) {
+      const __m512i first = _mm512_loadu_si512(strided);
+      const __m512i second = _mm512_loadu_si512(strided + s.row_stride);
+      _mm512_storeu_si512(packed,
+                          _mm512_maskz_permutex2var_epi8(~__mmask64{0}, first, pair, second));
+    }
+  }
+  for (; r < whole; ++r, strided += s.row_stride, packed += w.row_bytes)
+    _mm512_storeu_si512(packed, permute_bytes(gather, _mm512_loadu_si512(strided)));
+  const __mmask64 store = low_bytes(w.row_bytes);
+  for (; r < s.rows; ++r, strided += s.row_stride, packed += w.row_bytes)
+    _mm512_mask_storeu_epi8(packed, store,
+                            permute_bytes(gather, _mm512_maskz_loadu_epi8(w.row_mask, strided)));
+}
+
+void unpack_short_rows(char* strided, const char* packed, const Slab& s) {
+  const RowWindow& w = row_window_for(s);
+  const __m512i scatter = _mm512_load_si512(w.scatter);
+  const int64_t whole = rows_writable_whole(s, w.row_bytes);  // packed vectors read whole
+  int64_t r = 0;
+  if (w.pairs) {
+    const __m512i second = _mm512_load_si512(w.scatter_second);
+    for (; r + 2 <= whole; r += 2, strided += 2 * s.row_stride, packed += 2 * w.row_bytes) {
+      const __m512i v = _mm512_loadu_si512(packed);
+      _mm512_mask_storeu_epi8(strided, w.row_mask, permute_bytes(scatter, v));
+      _mm512_mask_storeu_epi8(strided + s.row_stride, w.row_mask, permute_bytes(second, v));
+    }
+  }
+  for (; r < whole; ++r, strided += s.row_stride, packed += w.row_bytes)
+    _mm512_mask_storeu_epi8(strided, w.row_mask,
+                            permute_bytes(scatter, _mm512_loadu_si512(packed)));
+  const __mmask64 load = low_bytes(w.row_bytes);
+  for (; r < s.rows; ++r, strided += s.row_stride, packed += w.row_bytes)
+    _mm512_mask_storeu_epi8(strided, w.row_mask,
+                            permute_bytes(scatter, _mm512_maskz_loadu_epi8(load, packed)));
+}
+
 // Transposed slabs whose rows interleave block by block (row_stride == block: FFT2D's
 // resized column vector with a count): 64 / block consecutive rows of one column are one
 // contiguous 64-byte run of user memory, all of it block bytes, and a line of its own.
@@ -362,6 +479,7 @@ void pack_avx512(char* packed, const char* strided, const Slab& s) {
   if (rows_interleave(s))
     return s.block == 8 ? pack_interleaved_rows<8>(packed, strided, s)
                         : pack_interleaved_rows<16>(packed, strided, s);
+  if (short_rows(s)) return pack_short_rows(packed, strided, s);
   // Per slab, not per pack (s.out_of_cache): streaming the many small slabs of a large 3-D
   // pack measured worse, while unpack gains from the pack-wide hint (see below).
   const bool streaming = s.block * s.n * s.rows > kOutOfCacheBytes;
@@ -459,8 +577,10 @@ void unpack_avx512(char* strided, const char* packed, const Slab& s) {
   }
   if (!s.out_of_cache && inline_long_blocks(s))
     return for_each_block<false>(packed_bytes, strided, s, copy_long_block);
-  if (!window_applies(s, false, false) || (s.block >= kPlainUnpackMinBlock && s.out_of_cache))
+  if (s.block >= kPlainUnpackMinBlock && s.out_of_cache)
     return unpack_slab_blocks(strided, packed, s);
+  if (short_rows(s)) return unpack_short_rows(strided, packed, s);
+  if (!window_applies(s, false, false)) return unpack_slab_blocks(strided, packed, s);
   const Window& w = window_for(s.block, s.stride);
   const __m512i scatter = _mm512_load_si512(w.scatter);
   for (int64_t r = 0; r < s.rows; ++r, packed += s.n * s.block)

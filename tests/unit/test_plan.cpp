@@ -84,6 +84,41 @@ TEST(RowKernels, AllBlockAndStrideShapes) {
   }
 }
 
+// Rows whose blocks all fit one 64-byte window (MILC's two 12-byte blocks 16 bytes apart in
+// rows 72 bytes apart, and the shapes around it): AVX-512 moves such a row with one
+// permutation and writes whole vectors past a row's packed bytes until the slab's last rows.
+// Rows closer than their span interleave; a count of three adds an outer dimension.
+TEST(RowKernels, ShortRowsOfOneWindow) {
+  struct Row {
+    int64_t block, stride, n;
+  };
+  const Row shapes[] = {{12, 16, 2}, {1, 2, 32},  {1, 3, 5},   {2, 6, 3},
+                        {4, 8, 8},   {4, 12, 5},  {8, 16, 4},  {8, 24, 2},
+                        {12, 16, 4}, {12, 20, 3}, {16, 24, 2}, {24, 32, 2},
+                        {24, 40, 2}, {31, 33, 2}, {32, 32, 2}, {3, 29, 3}};
+  for (pack::Isa isa : supported_isas())
+    for (Row row : shapes) {
+      const int64_t span = (row.n - 1) * row.stride + row.block;
+      ASSERT_LE(span, 64);
+      for (int64_t rows : {2, 3, 5, 17, 40})
+        for (int64_t row_stride : {span, span + 3, int64_t{72}, int64_t{200}, row.block})
+          for (int64_t count : {1, 3}) {
+            // Rows a block apart interleave; their blocks must not meet (a valid unpack).
+            if (row_stride < span && rows * row.block > row.stride) continue;
+            const auto element = types::make_repeat(
+                rows, row_stride,
+                types::make_repeat(row.n, row.stride, types::make_dense(row.block)));
+            const int64_t extent = (rows - 1) * row_stride + span + 5;
+            check_plan({{0, element}}, count, extent, isa,
+                       std::string(pack::isa_name(isa)) + " block=" + std::to_string(row.block) +
+                           " stride=" + std::to_string(row.stride) + " n=" + std::to_string(row.n) +
+                           " rows=" + std::to_string(rows) + " row_stride=" +
+                           std::to_string(row_stride) + " count=" + std::to_string(count));
+            if (HasFatalFailure()) return;
+          }
+    }
+}
+
 // Blocks around the bounds of the inline long-block moves (257 B to 2 KiB on AVX-512), in
 // rows and in 2-D slabs, with gaps that leave blocks unaligned.
 TEST(RowKernels, LongBlocks) {
