@@ -1,4 +1,4 @@
-#include "bench/plain_loop.hpp"
+#include "bench/pack/plain_loop.hpp"
 
 #include <cstring>
 #include <string>

@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "bench/p2p_common.hpp"
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
+#include "bench/common/p2p_common.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
 #include "loom/loom.h"
 #include "model/model.hpp"
 #include "ops/method.hpp"

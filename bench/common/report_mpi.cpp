@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "bench/report.hpp"
+#include "bench/common/report.hpp"
 #include "loom/loom.h"
 #include "ops/method.hpp"
 
