@@ -35,7 +35,6 @@
 #include "loom/halo.h"
 #include "loom/loom.h"
 #include "model/trial.hpp"
-#include "ops/method.hpp"
 #include "pack/box_copy.hpp"
 
 namespace loom::bench {

@@ -24,7 +24,6 @@
 #include "bench/p2p/p2p_pingpong.hpp"
 #include "loom/loom.h"
 #include "model/trial.hpp"
-#include "ops/method.hpp"
 
 namespace loom::bench {
 

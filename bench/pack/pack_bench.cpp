@@ -26,7 +26,6 @@
 #include "bench/common/type_corpus.hpp"
 #include "bench/pack/plain_loop.hpp"
 #include "loom/loom.h"
-#include "ops/method.hpp"
 
 namespace loom::bench {
 
