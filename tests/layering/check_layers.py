@@ -35,7 +35,7 @@ ALLOWED = {
     "interpose": ENGINES | {"runtime", "exec", "mpi", "transport", "ops"},
     # loom-bench: the public headers (include/loom/) and the declared test-only set: libloom's
     # include/loom/testing.h and the MPI-free engines it links (bench/CMakeLists.txt).
-    "bench": {"types", "pack", "model", "codec"},
+    "bench": {"types", "pack", "model", "codec", "place"},
     "tests": ENGINES | {"runtime", "exec"},
     "examples": set(),
 }
