@@ -89,7 +89,9 @@ endfunction()
 
 # Headers, docs, and the package's config and version files; one targets file per component.
 function(loom_install_package)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/loom DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  # The public headers; testing.h (loom-bench's and the tests' test-only API) is not one.
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/loom DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          PATTERN testing.h EXCLUDE)
   install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
 

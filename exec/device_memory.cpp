@@ -321,4 +321,15 @@ void unpack_to_device(const pack::Plan& plan, const void* host_in, int64_t count
   unpack_sides(plan, host_in, count, user, false, true);
 }
 
+void* emulated_device_allocate(int64_t bytes) {
+  return pack::device::emulated_executor().allocate(bytes);
+}
+void emulated_device_release(void* p) {
+  pack::device::emulated_executor().release(p);
+}
+bool emulated_device_copy(void* dst, const void* src, int64_t bytes) {
+  // The executor opens whichever side is its memory; host-to-host is a plain copy too.
+  return static_cast<bool>(pack::device::emulated_executor().to_host(dst, src, bytes));
+}
+
 }  // namespace loom::exec

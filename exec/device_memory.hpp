@@ -56,4 +56,11 @@ void unpack_between(const pack::Plan& plan, const void* in, int64_t count, void*
 void pack_from_device(const pack::Plan& plan, const void* user, int64_t count, void* host_out);
 void unpack_to_device(const pack::Plan& plan, const void* host_in, int64_t count, void* user);
 
+// The emulated device's memory, whichever executor LOOM_DEVICE chose (loom.h's
+// loom_emulated_device_alloc, _free and _copy). The copy goes either way between its memory
+// and host memory, host to host too; false when the executor fails.
+void* emulated_device_allocate(int64_t bytes);
+void emulated_device_release(void* p);
+bool emulated_device_copy(void* dst, const void* src, int64_t bytes);
+
 }  // namespace loom::exec

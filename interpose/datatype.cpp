@@ -1,9 +1,8 @@
 // MPI_Type_* family: Loom records a type at commit, forgets it at free and shares its plan at dup
 // (mpi/type_registry.hpp); the host does the rest.
-#include <algorithm>
-#include <cstring>
 #include <string>
 
+#include "interpose/text_out.hpp"
 #include "loom/loom.h"
 #include "mpi/host.hpp"
 #include "mpi/type_registry.hpp"
@@ -38,11 +37,6 @@ extern "C" int loom_type_is_accelerated(MPI_Datatype type) {
 
 extern "C" int loom_type_describe(MPI_Datatype type, char* buf, int buflen) {
   const auto* plan = loom::mpi::find_plan(type);
-  const std::string text = plan ? plan->describe : std::string("host (no Loom plan)");
-  if (buf && buflen > 0) {
-    const size_t n = std::min(text.size(), static_cast<size_t>(buflen - 1));
-    std::memcpy(buf, text.data(), n);
-    buf[n] = '\0';
-  }
-  return static_cast<int>(text.size());
+  return loom::interpose::text_out(plan ? plan->describe : std::string("host (no Loom plan)"), buf,
+                                   buflen);
 }

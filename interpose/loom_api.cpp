@@ -3,7 +3,6 @@
 #include "loom/loom.h"
 #include "ops/method.hpp"
 #include "ops/report.hpp"
-#include "pack/device/executor.hpp"
 #include "runtime/runtime.hpp"
 
 extern "C" int loom_is_active(void) {
@@ -23,15 +22,13 @@ extern "C" int loom_method_for(MPI_Datatype type, int count, int peer_same_node)
 }
 
 extern "C" void* loom_emulated_device_alloc(size_t bytes) {
-  return loom::pack::device::emulated_executor().allocate(static_cast<int64_t>(bytes));
+  return loom::exec::emulated_device_allocate(static_cast<int64_t>(bytes));
 }
 
 extern "C" void loom_emulated_device_free(void* p) {
-  loom::pack::device::emulated_executor().release(p);
+  loom::exec::emulated_device_release(p);
 }
 
 extern "C" int loom_emulated_device_copy(void* dst, const void* src, size_t bytes) {
-  auto& e = loom::pack::device::emulated_executor();
-  // The executor opens whichever side is its memory; host-to-host is a plain copy too.
-  return e.to_host(dst, src, static_cast<int64_t>(bytes)) ? 0 : 1;
+  return loom::exec::emulated_device_copy(dst, src, static_cast<int64_t>(bytes)) ? 0 : 1;
 }

@@ -318,12 +318,14 @@ bool small_call(const UserSide& send, const UserSide& recv, SmallCall* call,
 void move_small(const SmallSide& side, char* staging, bool pack) {
   KernelTimer timer(pack ? kPackTime : kUnpackTime);
   const pack::Plan& plan = side.route.plan->plan;
+  // Small sides are host memory on both sides (small_side refuses device buffers).
+  constexpr exec::MemoryKind kHostMemory = exec::MemoryKind::Host;
   if (!side.skip) {
     const int64_t elements = side.count * side.blocks;
     if (pack)
-      plan.pack(side.user, elements, staging);
+      exec::pack(plan, side.user, elements, staging, kHostMemory);
     else
-      plan.unpack(staging, elements, side.user);
+      exec::unpack(plan, staging, elements, side.user, kHostMemory);
     return;
   }
   const int64_t stride = side.count * side.route.extent;
@@ -332,9 +334,9 @@ void move_small(const SmallSide& side, char* staging, bool pack) {
     char* user = at(side.user, b * stride);
     char* bytes = staging + int64_t{b} * side.bytes;
     if (pack)
-      plan.pack(user, side.count, bytes);
+      exec::pack(plan, user, side.count, bytes, kHostMemory);
     else
-      plan.unpack(bytes, side.count, user);
+      exec::unpack(plan, bytes, side.count, user, kHostMemory);
   }
 }
 

@@ -517,18 +517,23 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
   if (transport::self_for_send(comm, dest, sendbuf) ||
       transport::self_for_receive(comm, source, recvbuf)) {
     // With oneself on either side: the receive, the send and their completion as separate
-    // calls, so that the channel serves the side that is this process.
+    // calls, so that the channel serves the side that is this process. Each is decided as its
+    // entry point decides it (interpose/p2p.cpp, interpose/requests.cpp).
     MPI_Request requests[2];
-    int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &requests[0]);
+    int rc = passes_through(recvbuf, recvtype, comm, source)
+                 ? host().Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &requests[0])
+                 : irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &requests[0]);
     if (rc != MPI_SUCCESS) return rc;
-    rc = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &requests[1]);
+    rc = passes_through(sendbuf, sendtype, comm, dest)
+             ? host().Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &requests[1])
+             : isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &requests[1]);
     if (rc != MPI_SUCCESS) {
-      MPI_Cancel(&requests[0]);
-      MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+      cancel(&requests[0]);
+      mpi::wait(&requests[0], MPI_STATUS_IGNORE);
       return rc;
     }
     MPI_Status statuses[2];
-    rc = MPI_Waitall(2, requests, statuses);
+    rc = mpi::waitall(2, requests, statuses);
     if (status != MPI_STATUS_IGNORE) *status = statuses[0];
     if (rc == MPI_ERR_IN_STATUS)
       rc = statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR;

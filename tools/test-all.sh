@@ -128,10 +128,13 @@ for mpi in openmpi mpich; do
 done
 "$root/tests/install/check_install.sh" "$install_root/loom"
 
-# Spack's ~interposer: the MPI-free libraries alone, without any MPI in the build.
+# Spack's ~interposer: the MPI-free libraries alone, without any MPI in the build, and without
+# the other engines' libraries (hidden from CMake): the matching library needs a C/C++ compiler
+# and CMake only.
 step "MPI-free build and install (-DLOOM_BUILD_INTERPOSER=OFF)"
 build "$root/build/no-mpi" "loom_match loom_match_shared" -DLOOM_BUILD_INTERPOSER=OFF -DLOOM_CUDA=OFF \
-  -DLOOM_BUILD_TESTS=OFF
+  -DLOOM_BUILD_TESTS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_zfp=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON
 cmake --install "$root/build/no-mpi" --prefix "$install_root/no-mpi" >/dev/null
 [[ -f "$install_root/no-mpi/lib/libloom_match.so" && ! -e "$install_root/no-mpi/lib/loom" &&
   ! -e "$install_root/no-mpi/bin" ]] || {

@@ -167,6 +167,98 @@ int64_t dense_runs(const Layout& layout) {
   return runs;
 }
 
+namespace {
+
+void node_words(const Node& node, std::vector<int64_t>& out);
+
+void items_words(const std::vector<Placed>& items, std::vector<int64_t>& out) {
+  out.push_back(static_cast<int64_t>(items.size()));
+  for (const Placed& item : items) {
+    out.push_back(item.disp);
+    node_words(*item.node, out);
+  }
+}
+
+void node_words(const Node& node, std::vector<int64_t>& out) {
+  out.push_back(static_cast<int64_t>(node.kind));
+  switch (node.kind) {
+    case Node::Kind::Dense:
+      out.push_back(node.size);
+      return;
+    case Node::Kind::Repeat:
+      out.push_back(node.count);
+      out.push_back(node.stride);
+      node_words(*node.child, out);
+      return;
+    case Node::Kind::Sequence:
+      items_words(node.items, out);
+      return;
+  }
+}
+
+// Reads words from `at` on; false when they run out or hold something that is not a layout.
+class WordReader {
+ public:
+  explicit WordReader(std::span<const int64_t> words) : words_(words) {}
+  bool done() const { return at_ == words_.size(); }
+  bool next(int64_t* word) {
+    if (at_ >= words_.size()) return false;
+    *word = words_[at_++];
+    return true;
+  }
+  bool items(std::vector<Placed>* items) {
+    int64_t n = 0;
+    // Every item takes at least three words: a count beyond what is left is not a layout.
+    if (!next(&n) || n < 0 || n > static_cast<int64_t>(words_.size() - at_) / 3) return false;
+    items->resize(static_cast<size_t>(n));
+    for (Placed& item : *items)
+      if (!next(&item.disp) || !node(&item.node)) return false;
+    return true;
+  }
+  bool node(NodeRef* node) {
+    int64_t kind = 0, a = 0, b = 0;
+    if (!next(&kind)) return false;
+    switch (kind) {
+      case static_cast<int64_t>(Node::Kind::Dense):
+        if (!next(&a)) return false;
+        *node = make_dense(a);
+        return true;
+      case static_cast<int64_t>(Node::Kind::Repeat): {
+        NodeRef child;
+        if (!next(&a) || !next(&b) || !this->node(&child)) return false;
+        *node = make_repeat(a, b, std::move(child));
+        return true;
+      }
+      case static_cast<int64_t>(Node::Kind::Sequence): {
+        std::vector<Placed> parts;
+        if (!items(&parts)) return false;
+        *node = make_sequence(std::move(parts));
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  std::span<const int64_t> words_;
+  size_t at_ = 0;
+};
+
+}  // namespace
+
+std::vector<int64_t> to_words(const Layout& layout) {
+  std::vector<int64_t> out;
+  items_words(layout, out);
+  return out;
+}
+
+std::optional<Layout> from_words(std::span<const int64_t> words) {
+  WordReader reader(words);
+  Layout layout;
+  if (!reader.items(&layout) || !reader.done()) return std::nullopt;
+  return layout;
+}
+
 std::string describe(const Node& node) {
   switch (node.kind) {
     case Node::Kind::Dense:

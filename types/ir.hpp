@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,15 @@ int64_t dense_runs(const Layout& layout);
 // canonicalisation flattens levels, it describes the type as the user built it, which is
 // what a host MPI's engine works from (MPICH sends nested types by a much faster path).
 int strided_levels(const Layout& layout);
+
+// A layout as a flat list of integers, to pass one across a C interface
+// (loom_testing_type_layout, include/loom/testing.h): the number of items, then each item's
+// displacement and node; a node is its kind (Node::Kind's value), then for Dense its size, for
+// Repeat its count, stride and child, for Sequence its number of items, then each item's
+// displacement and node. from_words gives the layout back (shared nodes as copies), or nullopt
+// when the words are not one.
+std::vector<int64_t> to_words(const Layout& layout);
+std::optional<Layout> from_words(std::span<const int64_t> words);
 
 // Human-readable form, e.g. "rep(4,x32,dense(8))@16".
 std::string describe(const Layout& layout);

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/report.hpp"
 #include "bench/gpu/gpu_bench.hpp"
-#include "bench/report.hpp"
 #include "pack/device/executor.hpp"
 #include "pack/device/program.hpp"
 #include "pack/plan.hpp"

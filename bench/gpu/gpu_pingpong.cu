@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/report.hpp"
 #include "bench/gpu/gpu_bench.hpp"
-#include "bench/report.hpp"
 #include "loom/loom.h"
 
 namespace loom::bench {

@@ -46,6 +46,7 @@ done
 for file in "${expected[@]}"; do
   [[ -e "$prefix/$file" ]] || fail "$prefix/$file missing"
 done
+[[ ! -e "$prefix/include/loom/testing.h" ]] || fail "the test-only include/loom/testing.h is installed"
 for binary in "$prefix"/lib/libloom_match.so "$prefix"/lib/loom/*/libloom.so \
   "$prefix"/lib/loom/*/libloom_halo.so \
   "$prefix"/libexec/loom/*/loom-bench; do

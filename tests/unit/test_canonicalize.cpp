@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <span>
+#include <vector>
+
 #include "tests/unit/random_layout.hpp"
 #include "types/ir.hpp"
 
@@ -102,6 +106,39 @@ TEST(Canonicalize, RandomTreesKeepTypemapOrder) {
     // Canonicalising again changes nothing.
     ASSERT_EQ(describe(canonicalize(c)), describe(c)) << "seed " << seed << " case " << i;
   }
+}
+
+// The words of a layout (loom_testing_type_layout's form) give the same tree back, and
+// anything that is not such a list of words is refused.
+TEST(LayoutWords, RoundTripRandomTrees) {
+  const uint64_t seed = 20261208;
+  loom::test::RandomLayouts gen(seed);
+  for (int i = 0; i < 5000; ++i) {
+    const Layout l = gen.layout(static_cast<int>(gen.pick(0, 4)));
+    const std::vector<int64_t> words = to_words(l);
+    const std::optional<Layout> back = from_words(words);
+    ASSERT_TRUE(back) << "seed " << seed << " case " << i << ": " << describe(l);
+    ASSERT_EQ(describe(*back), describe(l)) << "seed " << seed << " case " << i;
+    ASSERT_EQ(to_words(*back), words) << "seed " << seed << " case " << i;
+    // Every proper prefix is refused, and so is one word too many.
+    for (size_t cut = 0; cut < words.size(); cut += 1 + words.size() / 8)
+      ASSERT_FALSE(from_words(std::span<const int64_t>(words.data(), cut)))
+          << "seed " << seed << " case " << i << " cut at " << cut;
+    std::vector<int64_t> longer = words;
+    longer.push_back(0);
+    ASSERT_FALSE(from_words(longer)) << "seed " << seed << " case " << i;
+  }
+}
+
+TEST(LayoutWords, RefusesWhatIsNotALayout) {
+  EXPECT_TRUE(from_words(std::vector<int64_t>{0}));                  // no items
+  EXPECT_FALSE(from_words(std::vector<int64_t>{}));                  // not even a count
+  EXPECT_FALSE(from_words(std::vector<int64_t>{-1}));                // a negative count
+  EXPECT_FALSE(from_words(std::vector<int64_t>{1, 0, 7, 8}));        // an unknown kind
+  EXPECT_FALSE(from_words(std::vector<int64_t>{1000000, 0, 0, 8}));  // more items than words
+  const std::optional<Layout> dense = from_words(std::vector<int64_t>{1, 16, 0, 8});
+  ASSERT_TRUE(dense);
+  EXPECT_EQ(describe(*dense), "dense(8)@16");
 }
 
 }  // namespace

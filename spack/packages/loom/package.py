@@ -29,10 +29,16 @@ class Loom(CMakePackage, CudaPackage):
     depends_on("cxx", type="build")
     depends_on("fortran", type="build", when="+tests+interposer")
     depends_on("cmake@3.25:", type="build")
-    depends_on("nlohmann-json@3:", type="build")
+    # The engines the interposer and the halo library need; the MPI-free matching library
+    # needs none of them (~interposer builds it with a C/C++ compiler and CMake alone).
+    # The method model's calibration files (model/).
+    depends_on("nlohmann-json@3:", type="build", when="+interposer")
     # The codec engine (codec/, docs/codec.md).
-    depends_on("zfp@1:")
-    depends_on("c-blosc@1.14:")
+    depends_on("zfp@1:", when="+interposer")
+    depends_on("c-blosc@1.14:", when="+interposer")
+    # The placement engine's topology (place/), for the halo library.
+    depends_on("hwloc@2:", when="+interposer")
+    depends_on("pkgconfig", type="build", when="+interposer")  # finds c-blosc and hwloc
     depends_on("googletest", type="build", when="+tests")
     depends_on("mpi", when="+interposer")
     # Loom knows the ABI, Fortran bindings and launcher of these two MPI providers only.

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/p2p_pingpong.hpp"
-#include "bench/report.hpp"
+#include "bench/common/report.hpp"
+#include "bench/p2p/p2p_pingpong.hpp"
 
 namespace loom::bench::particle {
 

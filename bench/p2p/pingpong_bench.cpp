@@ -18,13 +18,12 @@
 #include <utility>
 #include <vector>
 
-#include "bench/p2p_common.hpp"
-#include "bench/p2p_pingpong.hpp"
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
+#include "bench/common/p2p_common.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
+#include "bench/p2p/p2p_pingpong.hpp"
 #include "loom/loom.h"
 #include "model/trial.hpp"
-#include "ops/method.hpp"
 
 namespace loom::bench {
 

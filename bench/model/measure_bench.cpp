@@ -27,12 +27,12 @@
 #include <thread>
 #include <vector>
 
-#include "bench/p2p_common.hpp"
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
+#include "bench/common/p2p_common.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
 #include "loom/loom.h"
+#include "loom/testing.h"
 #include "model/model.hpp"
-#include "ops/method.hpp"
 
 namespace loom::bench {
 namespace {
@@ -125,7 +125,7 @@ void print_help(FILE* out) {
       "  --quick      coarse grid and short time bounds (seconds, for CI); it still writes\n"
       "               the default file unless --out is given\n"
       "  --help       this text\n",
-      ops::calibration_path().c_str());
+      calibration_path().c_str());
 }
 
 // Returns -1 to continue, or an exit code.
@@ -209,12 +209,12 @@ enum class Sender { Host, LoomPacked };
 double timed_sample(Sender sender, int64_t count_bytes, int repeats,
                     const std::function<void()>& communicate) {
   const bool pinned = sender == Sender::LoomPacked;
-  if (pinned) ops::pin_method(model::Method::Pack);
+  if (pinned) loom_testing_pin_method(LOOM_METHOD_PACK);
   if (count_bytes < kWarmRoundTripBelowBytes) communicate();
   const double start = now_seconds();
   for (int i = 0; i < repeats; ++i) communicate();
   const double seconds = (now_seconds() - start) / repeats;
-  if (pinned) ops::pin_method(std::nullopt);
+  if (pinned) loom_testing_pin_method(-1);
   return seconds;
 }
 
@@ -649,8 +649,8 @@ std::vector<size_t> broadcast_points(std::vector<size_t> next, MPI_Comm comm) {
 // A calibration of this machine, its surfaces sized to `grid` and not yet measured.
 model::Calibration new_calibration(const Grid& grid, model::Locality measured) {
   model::Calibration c;
-  c.host_mpi = mpi::host_mpi_version();
-  c.host_settings = mpi::host_transport_settings();
+  c.host_mpi = host_mpi_name();
+  c.host_settings = host_mpi_settings();
   c.machine = machine_description();
   c.other_node_measured = measured == model::Locality::OtherNode;
   c.exchange_measured = true;
@@ -800,7 +800,7 @@ int measure_calibration(const Options& opt, const MpiRun& mpi) {
     return mpi.refuse(2, format("%s: needs exactly 2 ranks, not %d: mpiexec -n 2 loom-bench "
                                 "measure\n",
                                 kTool, mpi.ranks));
-  const std::string path = opt.out.empty() ? ops::calibration_path() : opt.out;
+  const std::string path = opt.out.empty() ? calibration_path() : opt.out;
   // Both ranks see the same Loom and the same environment, so they agree on these exits.
   if (!mpi.loom_active)
     return mpi.refuse(1, format("%s: Loom is not active (LOOM_DISABLE=1?): MPI_Pack would be the "

@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "bench/common/subcommands.hpp"
 #include "bench/gpu/gpu_bench.hpp"
-#include "bench/subcommands.hpp"
 
 namespace {
 

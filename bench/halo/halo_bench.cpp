@@ -29,13 +29,12 @@
 #include <utility>
 #include <vector>
 
-#include "bench/p2p_common.hpp"
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
+#include "bench/common/p2p_common.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
 #include "loom/halo.h"
 #include "loom/loom.h"
 #include "model/trial.hpp"
-#include "ops/method.hpp"
 #include "pack/box_copy.hpp"
 
 namespace loom::bench {

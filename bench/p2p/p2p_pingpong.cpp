@@ -1,10 +1,10 @@
-#include "bench/p2p_pingpong.hpp"
+#include "bench/p2p/p2p_pingpong.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "bench/p2p_common.hpp"
+#include "bench/common/p2p_common.hpp"
 
 namespace loom::bench::p2p {
 

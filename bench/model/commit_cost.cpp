@@ -1,7 +1,7 @@
 // commit-cost: what MPI_Type_commit and a datatype's first use cost, the host's own (PMPI_*)
 // against Loom's (MPI_*) in the same process, alternating, as loom-bench does (docs/commit.md).
 //
-//   mpiexec -n 1 commit-cost            the corpus (bench/type_corpus.hpp) at several sizes
+//   mpiexec -n 1 commit-cost            the corpus (bench/common/type_corpus.hpp) at several sizes
 //                                       and a seeded random type corpus
 //   mpiexec -n 2 commit-cost --churn    a ping-pong whose type is freed and created again
 //                                       every 20 messages, against one type made once
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/type_corpus.hpp"
+#include "bench/common/type_corpus.hpp"
 
 namespace {
 

@@ -1,10 +1,10 @@
-#include "bench/plain_loop.hpp"
+#include "bench/pack/plain_loop.hpp"
 
 #include <cstring>
-#include <string>
 #include <utility>
+#include <vector>
 
-#include "mpi/type_decode.hpp"
+#include "loom/testing.h"
 
 namespace loom::bench {
 namespace {
@@ -86,8 +86,12 @@ void walk_elements(const types::Layout& layout, int64_t extent, int count, unsig
 }  // namespace
 
 std::optional<PlainLoop> PlainLoop::of(MPI_Datatype type, int count) {
-  std::string why_not;
-  std::optional<types::Layout> layout = mpi::decode_datatype(type, &why_not);
+  // The layout libloom decodes the type into, as words (include/loom/testing.h).
+  const int n = loom_testing_type_layout(type, nullptr, 0);
+  if (n < 0) return std::nullopt;
+  std::vector<int64_t> words(static_cast<size_t>(n));
+  if (loom_testing_type_layout(type, words.data(), n) != n) return std::nullopt;
+  std::optional<types::Layout> layout = types::from_words(words);
   if (!layout) return std::nullopt;
   MPI_Aint lb = 0, extent = 0;
   PMPI_Type_get_extent(type, &lb, &extent);

@@ -264,7 +264,7 @@ struct JsonRunHeader {
   std::vector<int> process_grid = {};                         // "mpi": "dims" of a Cartesian grid
   std::vector<std::pair<const char*, int64_t>> machine = {};  // cache sizes and such, before "cpus"
 };
-// Opens the document and writes "subcommand", "mpi" (name: mpi::host_mpi_version(),
+// Opens the document and writes "subcommand", "mpi" (name: host_mpi_name(),
 // library_version: the host's whole banner), "loom" (active) and "machine", then opens
 // "options" with "quick": the subcommand writes its own options (with
 // SamplingOptions::write_json) and closes it.
@@ -273,10 +273,17 @@ JsonWriter begin_json_report(const JsonRunHeader& header, const SamplingOptions&
 // stderr, prefixed with `tool`, and returns false.
 bool finish_json_report(JsonWriter& j, const std::string& path, const char* tool);
 
+// What libloom (include/loom/testing.h) says of the host MPI it runs on and of its calibration:
+// the host's short name ("Open MPI v4.1.4", "MPICH 4.0.2"), its transport settings, and the
+// calibration file the method model reads. What a calibration records and is checked against.
+std::string host_mpi_name();
+std::string host_mpi_settings();
+std::string calibration_path();
+
 // What an MPI subcommand's report heads with: this rank, the ranks, the host MPI and Loom.
 struct MpiRun {
   int rank = 0, ranks = 1;
-  std::string host_mpi;  // mpi::host_mpi_version()
+  std::string host_mpi;  // host_mpi_name()
   bool loom_active = false;
   int thread_level = 0;  // MPI_Query_thread
   const char* loom_state() const { return loom_active ? "active" : "INACTIVE"; }

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
 #include "place/graph_map.hpp"
 
 namespace loom::bench {

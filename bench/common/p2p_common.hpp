@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/report.hpp"
+#include "bench/common/report.hpp"
 #include "loom/loom.h"
 
 namespace loom::bench::p2p {

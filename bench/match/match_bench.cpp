@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
 #include "loom/match.h"
 
 namespace loom::bench {

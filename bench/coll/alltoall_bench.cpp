@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
 #include "codec/metrics.hpp"
 #include "loom/loom.h"
 

@@ -23,7 +23,7 @@
 // types both paths run, alternated sample by sample; contiguous types are the host's own path
 // under Loom too, and run once. Derived put and get bandwidth cases also time the same transfer
 // as MPI_Isend/MPI_Irecv of the same datatypes through Loom: the bound a user could fall back on.
-// Buffers come from mmap (bench/report.hpp, MappedBuffer).
+// Buffers come from mmap (bench/common/report.hpp, MappedBuffer).
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -42,9 +42,9 @@
 #include <thread>
 #include <vector>
 
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
-#include "bench/type_corpus.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
+#include "bench/common/type_corpus.hpp"
 #include "loom/loom.h"
 
 namespace loom::bench {

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "bench/report.hpp"
+#include "bench/common/report.hpp"
 #include "loom/loom.h"
-#include "ops/method.hpp"
+#include "loom/testing.h"
 
 namespace loom::bench {
 
@@ -27,14 +27,31 @@ std::string host_mpi_banner() {
   return banner;
 }
 
+// A string libloom writes into a buffer (include/loom/testing.h).
+std::string libloom_text(int (*write)(char* buf, int buflen)) {
+  std::string text(static_cast<size_t>(std::max(write(nullptr, 0), 0)), '\0');
+  write(text.data(), static_cast<int>(text.size()) + 1);
+  return text;
+}
+
 }  // namespace
+
+std::string host_mpi_name() {
+  return libloom_text(loom_testing_host_mpi);
+}
+std::string host_mpi_settings() {
+  return libloom_text(loom_testing_host_settings);
+}
+std::string calibration_path() {
+  return libloom_text(loom_testing_calibration_path);
+}
 
 JsonWriter begin_json_report(const JsonRunHeader& header, const SamplingOptions& opt) {
   JsonWriter j;
   j.begin_object();
   j.field("subcommand", header.subcommand);
   j.begin_object("mpi");
-  j.field("name", mpi::host_mpi_version());
+  j.field("name", host_mpi_name());
   j.field("library_version", host_mpi_banner());
   if (header.ranks) j.field("ranks", *header.ranks);
   if (!header.process_grid.empty()) {
@@ -68,7 +85,7 @@ MpiRun start_mpi_run(int* argc, char*** argv, ThreadLevel level) {
   MPI_Query_thread(&run.thread_level);
   MPI_Comm_rank(MPI_COMM_WORLD, &run.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &run.ranks);
-  run.host_mpi = mpi::host_mpi_version();
+  run.host_mpi = host_mpi_name();
   run.loom_active = loom_is_active() != 0;
   return run;
 }

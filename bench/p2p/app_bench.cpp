@@ -3,12 +3,12 @@
 // their benchmarks send them: a fixed, modest number of MPI_Send/MPI_Recv round trips per type,
 // Loom's online trials and every first-use cost inside the time. The host's path
 // (PMPI_Send/PMPI_Recv, PMPI_Type_commit/PMPI_Type_free) and Loom's (MPI_*) alternate in one run
-// (bench/p2p_pingpong.hpp); each round builds a fresh type, as a new run of the application
+// (bench/p2p/p2p_pingpong.hpp); each round builds a fresh type, as a new run of the application
 // would. Variants: `steady` builds the type outside the time and sends `--messages` round
 // trips with it; `recreate` builds, commits and frees a type every `--life` round trips, inside
 // the time (an application that declares its halo types per step); `rebuilt` is a particle
-// code's exchange (bench/app_particle.hpp), a struct of indexed blocks at absolute addresses sent
-// from MPI_BOTTOM, whose types are rebuilt every `--life` round trips with new displacements;
+// code's exchange (bench/p2p/app_particle.hpp), a struct of indexed blocks at absolute addresses
+// sent from MPI_BOTTOM, whose types are rebuilt every `--life` round trips with new displacements;
 // `absolute` the same struct built once; `window` a window of non-blocking sends. Every round is
 // verified on both paths after its timed loop. docs/app-mode.md.
 #include <mpi.h>
@@ -19,14 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "bench/app_particle.hpp"
-#include "bench/p2p_common.hpp"
-#include "bench/p2p_pingpong.hpp"
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
-#include "bench/type_corpus.hpp"
+#include "bench/common/p2p_common.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
+#include "bench/common/type_corpus.hpp"
+#include "bench/p2p/app_particle.hpp"
+#include "bench/p2p/p2p_pingpong.hpp"
 #include "loom/loom.h"
-#include "mpi/host_identity.hpp"
 
 namespace loom::bench {
 

@@ -1,11 +1,11 @@
-#include "bench/type_corpus.hpp"
+#include "bench/common/type_corpus.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
-#include "bench/report.hpp"
+#include "bench/common/report.hpp"
 
 namespace loom::bench {
 

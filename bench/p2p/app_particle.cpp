@@ -1,9 +1,9 @@
-#include "bench/app_particle.hpp"
+#include "bench/p2p/app_particle.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "bench/p2p_common.hpp"
+#include "bench/common/p2p_common.hpp"
 
 namespace loom::bench::particle {
 

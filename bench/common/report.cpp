@@ -1,4 +1,4 @@
-#include "bench/report.hpp"
+#include "bench/common/report.hpp"
 
 #include "base/bytes.hpp"
 

@@ -1,5 +1,5 @@
 // loom-bench pack: host MPI_Pack/MPI_Unpack vs Loom vs memcpy of the same bytes vs a plain loop
-// over the type's layout (bench/plain_loop.hpp), in one run.
+// over the type's layout (bench/pack/plain_loop.hpp), in one run.
 //
 // loom-bench links libloom before libmpi, so MPI_Pack/MPI_Unpack resolve to Loom while
 // PMPI_Pack/PMPI_Unpack go straight to the host MPI. Every case is verified first (Loom's packed
@@ -21,12 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "bench/plain_loop.hpp"
-#include "bench/report.hpp"
-#include "bench/subcommands.hpp"
-#include "bench/type_corpus.hpp"
+#include "bench/common/report.hpp"
+#include "bench/common/subcommands.hpp"
+#include "bench/common/type_corpus.hpp"
+#include "bench/pack/plain_loop.hpp"
 #include "loom/loom.h"
-#include "ops/method.hpp"
 
 namespace loom::bench {
 

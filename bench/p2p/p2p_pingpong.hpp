@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "bench/report.hpp"
+#include "bench/common/report.hpp"
 
 namespace loom::bench::p2p {
 
