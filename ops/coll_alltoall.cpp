@@ -101,8 +101,11 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   if (int rc; compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                   nullptr, &rc))
     return rc;
-  if (uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
-    return host().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  if (HostCall call;
+      uniform_passes_through(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
+    return call.run([&] {
+      return host().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    });
   if (int rank, size; intracommunicator(comm, &rank, &size))
     if (SmallCall call; small_call(uniform(sendbuf, size, sendcount, sendtype),
                                    uniform(recvbuf, size, recvcount, recvtype), &call))
@@ -131,9 +134,12 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
               compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                   later.request, &rc))
     return rc;
-  if (uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
-    return LOOM_HOST_LATER(later, Alltoall, alltoall, sendbuf, sendcount, sendtype, recvbuf,
-                           recvcount, recvtype, comm);
+  if (HostCall call;
+      uniform_passes_through(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
+    return call.run([&] {
+      return LOOM_HOST_LATER(later, Alltoall, alltoall, sendbuf, sendcount, sendtype, recvbuf,
+                             recvcount, recvtype, comm);
+    });
   return run_later(
       comm, later,
       [&](Exchange& ex) {
@@ -156,9 +162,11 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
   if (int rc; compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, comm, nullptr, &rc))
     return rc;
-  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
-    return host().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm);
+  if (HostCall call; collective_passes_through(call, sendbuf, sendtype, recvbuf, recvtype))
+    return call.run([&] {
+      return host().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm);
+    });
   return run_blocking(
       comm,
       [&](Exchange& ex) {
@@ -183,9 +191,11 @@ int ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
               compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, comm, later.request, &rc))
     return rc;
-  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
-    return LOOM_HOST_LATER(later, Alltoallv, alltoallv, sendbuf, sendcounts, sdispls, sendtype,
-                           recvbuf, recvcounts, rdispls, recvtype, comm);
+  if (HostCall call; collective_passes_through(call, sendbuf, sendtype, recvbuf, recvtype))
+    return call.run([&] {
+      return LOOM_HOST_LATER(later, Alltoallv, alltoallv, sendbuf, sendcounts, sdispls, sendtype,
+                             recvbuf, recvcounts, rdispls, recvtype, comm);
+    });
   return run_later(
       comm, later,
       [&](Exchange& ex) {
