@@ -312,7 +312,8 @@ int measure(const Options& opt, const MpiRun& mpi) {
         t.print(stdout);
         for (const Row& r : rows)
           if (!r.verify_error.empty())
-            std::printf("VERIFY FAILED %s %s: %s\n", r.data.c_str(), r.variant.c_str(),
+            std::printf("data mismatch in %s %s %s: %s\n", r.data.c_str(),
+                        human_bytes(r.bytes_per_peer).c_str(), r.variant.c_str(),
                         r.verify_error.c_str());
         std::fflush(stdout);
       }

@@ -6,7 +6,7 @@
 //   4. application-like mixes (halo, sweep, AMR queue-length profiles, seed §5.2);
 //   5. two-thread post/arrive match rate: tail queues vs the single-lock baseline;
 //   6. hot caching on/off with the cache flushed between operations;
-// then the issue's "Done when" verdicts, computed from this run's numbers.
+// then a summary of what this run's numbers say about choosing a backend.
 // No MPI calls here.
 #include <x86intrin.h>
 
@@ -46,7 +46,7 @@ void usage(FILE* out) {
       "Measures message-matching backends in one run: depth sweep (0..4096; match at\n"
       "head/middle/tail; random tags or one tag from many sources; 0%%/10%% wildcard\n"
       "receives), growth per doubling, memory per entry, halo/sweep/AMR mixes, two-thread\n"
-      "match rate (tail queues vs one lock), hot caching; prints the 'Done when' verdicts.\n\n"
+      "match rate (tail queues vs one lock), hot caching; then a summary of the run.\n\n"
       "  --quick          few depths and samples (a few seconds, for CI smoke tests;\n"
       "                   default off: the full sweep)\n"
       "  --json FILE      also write all results as JSON (plot: tools/plot_bench.py;\n"
@@ -696,17 +696,21 @@ std::vector<HotPoint> run_hot(const Options& opt, const Tsc& tsc) {
   return hot;
 }
 
-// ------------------------------------------------------------------ verdicts
-// "Done when" in issue #4, from this run's numbers.
-struct Verdict {
-  Verdict(const char* what, double target_value) : name(what), target(target_value) {}
-  std::string name, detail;
-  double value = NAN, target;
-  bool pass = false, measured = false;
+// ------------------------------------------------------------------ summary
+// One line of the run's summary: a figure that tells backends apart, from this run's numbers;
+// `key` names it in the JSON.
+struct Finding {
+  Finding(const char* json_key, const char* what, const char* value_unit)
+      : key(json_key), name(what), unit(value_unit) {}
+  std::string key, name, detail;
+  const char* unit;
+  double value = NAN;
+  bool measured = false;
 };
 
-Verdict best_vs_list(const Options& opt, const Sweep& sweep) {
-  Verdict v("best backend >= 10x faster than list at depth 1024, 10% wildcards", 10);
+Finding best_vs_list(const Options& opt, const Sweep& sweep) {
+  Finding v("best_over_list_1024",
+            "fastest backend's speed-up over list at depth 1024, 10% wildcards", "x");
   const SweepPoint* list =
       sweep.find(LOOM_MATCH_BACKEND_LIST, Traffic::kRandom, 10, Position::kTail, 1024);
   if (!list) return v;
@@ -723,7 +727,6 @@ Verdict best_vs_list(const Options& opt, const Sweep& sweep) {
   if (std::isfinite(best)) {
     v.measured = true;
     v.value = list->ns.median / best;
-    v.pass = v.value >= v.target;
     v.detail = format("list %s ns vs %s %s ns (random traffic, match at tail)",
                       ns_text(list->ns.median).c_str(), loom_match_backend_name(best_b),
                       ns_text(best).c_str());
@@ -731,8 +734,11 @@ Verdict best_vs_list(const Options& opt, const Sweep& sweep) {
   return v;
 }
 
-Verdict growth_per_doubling(const Options& opt, const Sweep& sweep) {
-  Verdict v("hash or adaptive growth per doubling <= 1.1 up to depth 4096 (exact tags)", 1.1);
+Finding growth_per_doubling(const Options& opt, const Sweep& sweep) {
+  Finding v("growth_per_doubling",
+            "time growth per doubling of depth 1..4096, no wildcards, the flatter of hash and "
+            "adaptive (1.00: flat)",
+            "");
   for (loom_match_backend b : {LOOM_MATCH_BACKEND_HASH, LOOM_MATCH_BACKEND_ADAPTIVE}) {
     if (!opt.has(b)) continue;
     const double g = sweep.growth_of(b, Traffic::kRandom, 0, 1, 4096);
@@ -741,12 +747,12 @@ Verdict growth_per_doubling(const Options& opt, const Sweep& sweep) {
     v.measured = true;
   }
   v.detail += " (geomean of t(2d)/t(d), d = 1..4096, random tags, match at tail)";
-  v.pass = v.measured && v.value <= v.target;
   return v;
 }
 
-Verdict adaptive_vs_list_shallow(const Options& opt, const Sweep& sweep) {
-  Verdict v("adaptive within 1.1x of list at depth <= 8", 1.1);
+Finding adaptive_vs_list_shallow(const Options& opt, const Sweep& sweep) {
+  Finding v("adaptive_over_list_shallow",
+            "adaptive's time over list's at depth <= 8, the worst depth (1.00: the same)", "x");
   if (!opt.has(LOOM_MATCH_BACKEND_ADAPTIVE) || !opt.has(LOOM_MATCH_BACKEND_LIST)) return v;
   double worst = 0;
   for (int d : sweep.depths) {
@@ -765,20 +771,19 @@ Verdict adaptive_vs_list_shallow(const Options& opt, const Sweep& sweep) {
   }
   v.measured = true;
   v.value = worst;
-  v.pass = worst <= v.target;
   v.detail =
       "adaptive/list median ratio, geomean over traffic x wildcards x positions: " + v.detail;
   return v;
 }
 
-Verdict tail_queues_vs_lock(const std::vector<ThreadPoint>& threads) {
-  Verdict v("two-thread match rate: tail queues above the single-lock baseline", 1.0);
+Finding tail_queues_vs_lock(const std::vector<ThreadPoint>& threads) {
+  Finding v("tail_queues_over_lock",
+            "two-thread match rate of tail queues over the single-lock baseline", "x");
   for (size_t i = 0; i + 2 < threads.size(); i += 3) {
     const double ratio = threads[i + 2].matches_per_s / threads[i + 1].matches_per_s;
     if (threads[i].backend == LOOM_MATCH_BACKEND_LIST && threads[i].prefill == 128) {
       v.measured = true;
       v.value = ratio;
-      v.pass = ratio > v.target;
       v.detail = format("list backend, N=128: tail-queues %.2f vs global-lock %.2f Mmatches/s",
                         threads[i + 2].matches_per_s / 1e6, threads[i + 1].matches_per_s / 1e6);
     }
@@ -786,15 +791,13 @@ Verdict tail_queues_vs_lock(const std::vector<ThreadPoint>& threads) {
   return v;
 }
 
-void print_verdicts(const std::vector<Verdict>& verdicts) {
-  std::printf("Done-when verdicts (this run):\n");
-  for (const Verdict& v : verdicts) {
+void print_findings(const std::vector<Finding>& findings) {
+  std::printf("Summary (this run):\n");
+  for (const Finding& v : findings) {
     if (!v.measured)
-      std::printf("  [n/a ] %s: not measured (backend not selected)\n", v.name.c_str());
+      std::printf("  %s: not measured (backend not selected)\n", v.name.c_str());
     else
-      std::printf("  [%s] %s: %.2f (target %s %.2f) - %s\n", v.pass ? "PASS" : "FAIL",
-                  v.name.c_str(), v.value,
-                  v.name.find("<=") != std::string::npos ? "<=" : ">=", v.target, v.detail.c_str());
+      std::printf("  %s: %.2f%s\n    %s\n", v.name.c_str(), v.value, v.unit, v.detail.c_str());
   }
 }
 
@@ -806,7 +809,7 @@ struct Results {
   std::vector<MixPoint> mixes;
   std::vector<ThreadPoint> threads;
   std::vector<HotPoint> hot;
-  std::vector<Verdict> verdicts;
+  std::vector<Finding> findings;
 };
 
 std::vector<std::string> backend_names(const std::vector<loom_match_backend>& backends) {
@@ -870,12 +873,11 @@ bool write_json(const Options& opt, const Tsc& tsc, const Results& r) {
     j.field("heater", h.heater ? 1 : 0);
     j.field("ns", h.ns);
   });
-  j.objects("verdicts", r.verdicts, [&](const Verdict& v) {
+  j.objects("summary", r.findings, [&](const Finding& v) {
+    j.field("key", v.key);
     j.field("name", v.name);
     j.field("measured", v.measured ? 1 : 0);
     j.field("value", v.value);
-    j.field("target", v.target);
-    j.field("pass", v.pass ? 1 : 0);
     j.field("detail", v.detail);
   });
   j.end_object();
@@ -911,9 +913,9 @@ int run_match(int argc, char** argv) {
   r.mixes = run_mixes(opt, tsc);
   r.threads = run_threads(opt);
   r.hot = run_hot(opt, tsc);
-  r.verdicts = {best_vs_list(opt, r.sweep), growth_per_doubling(opt, r.sweep),
+  r.findings = {best_vs_list(opt, r.sweep), growth_per_doubling(opt, r.sweep),
                 adaptive_vs_list_shallow(opt, r.sweep), tail_queues_vs_lock(r.threads)};
-  print_verdicts(r.verdicts);
+  print_findings(r.findings);
   if (!opt.json.empty() && !write_json(opt, tsc, r)) return 1;
   return 0;
 }

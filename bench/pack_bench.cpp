@@ -34,17 +34,6 @@ namespace {
 
 constexpr const char* kTool = "loom-bench pack";
 
-// "Done when" targets of issue #2.
-constexpr double kTargetGeomean = 3.0;
-constexpr double kTargetTinyBlocks = 0.35;   // 1-4 B blocks, out of cache, fraction of memcpy
-constexpr double kTargetLargeBlocks = 0.60;  // >=16 B blocks, out of cache
-constexpr double kTargetWorst = 0.95;        // worst Loom/host ratio
-constexpr int64_t kOutOfCacheBytes = 32 * kMiB;
-// Issue #23, item 6: out of cache, Loom within 90% of the faster of the plain loop and memcpy;
-// in cache (<= 256 KiB packed), geomean Loom/host >= 3x; the worst case as above.
-constexpr double kTargetFloor = 0.90;
-constexpr int64_t kInCacheBytes = 256 * kKiB;
-
 struct Options : SamplingOptions {
   Options() : SamplingOptions(100, 5, 0.25) {}
   std::vector<int64_t> sizes = {1 * kKiB, 16 * kKiB, 256 * kKiB, 4 * kMiB, 32 * kMiB, 64 * kMiB};
@@ -533,7 +522,7 @@ void run_cases(const std::vector<const CorpusEntry*>& entries, const Options& op
                    human_bytes(size).c_str(), now_seconds() - case_start);
       const CaseResult& r = run->results.back();
       if (!r.verified)
-        std::fprintf(stderr, "VERIFY FAILED: %s %s: %s\n", e->name, human_bytes(size).c_str(),
+        std::fprintf(stderr, "data mismatch in %s %s: %s\n", e->name, human_bytes(size).c_str(),
                      r.verify_error.c_str());
     }
   }
@@ -613,30 +602,23 @@ void print_table(const MpiRun& mpi, const Run& run) {
   for (const auto& s : run.skipped) std::printf("skipped: %s\n", s.c_str());
 }
 
-// This run against the "Done when" targets of issue #2.
-struct TargetSummary {
-  TargetLine worst{"worst Loom/host ratio over all cases", kTargetWorst};
-  TargetLine tiny{"min Loom/memcpy, 1-4 B blocks, >=32 MiB", kTargetTinyBlocks};
-  TargetLine large{"min Loom/memcpy, >=16 B blocks, >=32 MiB", kTargetLargeBlocks};
-  TargetLine gm_pack{"geomean Loom/host speed-up, pack", kTargetGeomean};
-  TargetLine gm_unpack{"geomean Loom/host speed-up, unpack", kTargetGeomean};
-  TargetLine gm_all{"geomean Loom/host speed-up, overall", kTargetGeomean};
-  // Issue #23, item 6.
-  TargetLine floor{"min Loom/faster of (loop, memcpy), DRAM", kTargetFloor};
-  TargetLine gm_in_cache{"geomean Loom/host, packed <= 256 KiB", kTargetGeomean};
-  int below_worst = 0, not_accelerated = 0, mismatches = 0, loop_errors = 0;
-  std::vector<std::string> host_routed;
-  std::vector<const TargetLine*> targets() const {
-    return {&gm_pack, &gm_unpack, &gm_all, &tiny, &large, &worst};
-  }
-  std::vector<const TargetLine*> item6_targets() const { return {&floor, &gm_in_cache, &worst}; }
+// This run's summary: Loom against the host over both directions of every case, the bound
+// (host / the faster of memcpy of the packed bytes and the plain loop) and what the run saw.
+struct RunSummary {
+  ComparisonSummary comparison;
+  CaseStats pack, unpack;  // host/Loom speed-ups per direction
+  int not_accelerated = 0, mismatches = 0, loop_errors = 0;
+  std::vector<std::string> host_routed, mismatched;
 };
 
-TargetSummary evaluate_targets(const std::vector<CaseResult>& results) {
-  TargetSummary t;
-  std::vector<double> sp_pack, sp_unpack, sp_all, sp_in_cache;
+RunSummary summarize_run(const std::vector<CaseResult>& results) {
+  RunSummary t;
+  std::vector<Comparison> cases;
   for (const auto& r : results) {
-    if (!r.verified) ++t.mismatches;
+    if (!r.verified) {
+      ++t.mismatches;
+      t.mismatched.push_back(format("%s %s", r.entry->name, human_bytes(r.target_bytes).c_str()));
+    }
     if (!r.loop_error.empty()) ++t.loop_errors;
     if (!r.accelerated || r.route_pack != "loom" || r.route_unpack != "loom") {
       ++t.not_accelerated;
@@ -645,49 +627,33 @@ TargetSummary evaluate_targets(const std::vector<CaseResult>& results) {
     const Direction* dirs[2] = {&r.pack, &r.unpack};
     const char* names[2] = {"pack", "unpack"};
     for (int d = 0; d < 2; ++d) {
-      const double sp = dirs[d]->speedup();
-      (d == 0 ? sp_pack : sp_unpack).push_back(sp);
-      sp_all.push_back(sp);
-      if (sp < kTargetWorst) ++t.below_worst;
-      t.worst.add(sp, case_label(r, names[d]));
-      if (r.shape.packed_bytes <= kInCacheBytes) sp_in_cache.push_back(sp);
-      if (r.cold && dirs[d]->has_loop)
-        t.floor.add(dirs[d]->loom_vs_floor(), case_label(r, names[d]));
-      if (!r.entry->regular || r.target_bytes < kOutOfCacheBytes) continue;
-      const int64_t blk = r.shape.min_block_bytes;
-      TargetLine* bucket = blk >= 1 && blk <= 4 ? &t.tiny : blk >= 16 ? &t.large : nullptr;
-      if (!bucket) continue;
-      bucket->add(dirs[d]->loom_vs_memcpy(), case_label(r, names[d]));
+      const Direction& x = *dirs[d];
+      const double sp = x.speedup();
+      (d == 0 ? t.pack : t.unpack).add(sp, case_label(r, names[d]));
+      // Loom's speed as a share of the faster of memcpy and the loop (memcpy alone without a
+      // loop): the bound is the speed-up that share leaves, so that both come from the same
+      // per-rep ratios as the table's L/best.
+      const double share = x.has_loop ? x.loom_vs_floor() : x.loom_vs_memcpy();
+      cases.push_back(
+          {case_label(r, names[d]), sp, within_noise(x.host, x.loom), share > 0 ? sp / share : 0});
     }
   }
-  t.gm_pack.set_geomean(sp_pack);
-  t.gm_unpack.set_geomean(sp_unpack);
-  t.gm_all.set_geomean(sp_all);
-  t.gm_in_cache.set_geomean(sp_in_cache);
+  t.comparison = ComparisonSummary(cases);
   return t;
 }
 
-// A fraction prints as a percentage, a speed-up as a ratio.
-void print_line(const TargetLine& line, bool is_fraction) {
-  std::string value = !line.has_value() ? std::string("n/a")
-                      : is_fraction     ? format("%.0f%%", 100 * line.value)
-                                        : format("%.2fx", line.value);
-  std::string target =
-      is_fraction ? format(">= %.0f%%", 100 * line.target) : format(">= %.2fx", line.target);
-  std::printf("  %-42s %-8s target %-8s %-4s (%d cases%s%s)\n", line.name.c_str(), value.c_str(),
-              target.c_str(), line.verdict(), line.cases,
-              line.worst_case.empty() ? "" : "; worst: ", line.worst_case.c_str());
-}
-
-void print_summary(const MpiRun& mpi, const Run& run, const TargetSummary& t) {
-  std::printf("\nSummary vs issue #2 \"Done when\" (this run, host %s, Loom %s):\n",
-              mpi.host_mpi.c_str(), mpi.loom_state());
-  for (const TargetLine* line : t.targets()) print_line(*line, line == &t.tiny || line == &t.large);
+void print_summary(const MpiRun& mpi, const Run& run, const RunSummary& t) {
+  std::printf(
+      "\nSummary (host %s, Loom %s; ratios are Loom/host speed-ups, > 1: Loom is\n"
+      "faster, pack and unpack counted separately; within noise: the two p10-p90 ranges\n"
+      "overlap; floor: the faster of memcpy of the packed bytes and the plain loop)\n",
+      mpi.host_mpi.c_str(), mpi.loom_state());
+  print_comparison(t.comparison, {}, "  ");
+  if (!t.pack.empty())
+    std::printf("  geomean per direction: pack %.2fx, unpack %.2fx\n", t.pack.geomean(),
+                t.unpack.geomean());
   const size_t cases = run.results.size();
-  std::printf("  cases below %.2fx: %d of %d (pack and unpack counted separately)\n", kTargetWorst,
-              t.below_worst, t.worst.cases);
-  std::printf("  verification (Loom bytes == host bytes, pack and unpack): %s (%d of %zu cases)\n",
-              t.mismatches == 0 ? "PASS" : "FAIL", static_cast<int>(cases) - t.mismatches, cases);
+  print_verification("Loom's bytes against the host's, pack and unpack", t.mismatched, cases);
   std::printf("  served by Loom's engine (loom_type_is_accelerated and stats): %zu of %zu cases",
               cases - static_cast<size_t>(t.not_accelerated), cases);
   if (!t.host_routed.empty()) {
@@ -697,8 +663,6 @@ void print_summary(const MpiRun& mpi, const Run& run, const TargetSummary& t) {
     if (t.host_routed.size() > 12) std::printf(" ... (+%zu)", t.host_routed.size() - 12);
   }
   std::printf("\n");
-  std::printf("Summary vs issue #23 item 6 (pack and unpack counted separately):\n");
-  for (const TargetLine* line : t.item6_targets()) print_line(*line, line == &t.floor);
   if (t.loop_errors > 0)
     std::printf("  plain loop: other bytes than the host's in %d cases (not timed there)\n",
                 t.loop_errors);
@@ -726,6 +690,7 @@ void write_direction(JsonWriter& j, const char* name, const Direction& x, int64_
   j.field("speedup", x.speedup());
   j.field("speedup_spread", x.loom_over_host);
   j.field("speedup_of_medians", x.loom.median > 0 ? x.host.median / x.loom.median : 0.0);
+  j.field("within_noise", within_noise(x.host, x.loom));  // p10-p90 ranges overlap
   j.field("loom_vs_memcpy", x.loom_vs_memcpy());
   j.field("host_vs_memcpy", x.host_vs_memcpy());
   j.field("calls_per_sample_host", x.calls_host);
@@ -764,8 +729,7 @@ void write_case(JsonWriter& j, const CaseResult& r) {
   j.end_object();
 }
 
-bool write_json(const Options& opt, int64_t l3, int64_t l2, const Run& run,
-                const TargetSummary& t) {
+bool write_json(const Options& opt, int64_t l3, int64_t l2, const Run& run, const RunSummary& t) {
   JsonWriter j = begin_json_report(
       {.subcommand = "pack", .machine = {{"l3_bytes", l3}, {"l2_bytes", l2}}}, opt);
   opt.write_json(j);
@@ -777,15 +741,11 @@ bool write_json(const Options& opt, int64_t l3, int64_t l2, const Run& run,
   j.end_array();
   j.array("skipped", run.skipped);
   j.begin_object("summary");
-  j.field("geomean_speedup_pack", t.gm_pack.value);
-  j.field("geomean_speedup_unpack", t.gm_unpack.value);
-  j.field("geomean_speedup", t.gm_all.value);
-  write_targets(j, t.targets());
-  j.begin_object("issue23_item6");
-  write_targets(j, t.item6_targets());
+  j.field("geomean_speedup_pack", t.pack.geomean());
+  j.field("geomean_speedup_unpack", t.unpack.geomean());
+  j.field("geomean_speedup", t.comparison.ratio.geomean());
+  write_comparison(j, "comparison", t.comparison);  // floor: faster of memcpy and the loop
   j.field("plain_loop_errors", t.loop_errors);
-  j.end_object();
-  j.field("cases_below_worst_target", t.below_worst);
   j.field("verify_failures", t.mismatches);
   j.field("not_accelerated", t.not_accelerated);
   j.begin_array("overhead_1k");
@@ -825,7 +785,7 @@ int measure_packs(const Options& opt, const MpiRun& mpi) {
   run_cases(entries, opt, l3, flusher, &run);
   measure_overheads(opt, flusher, &run);
   print_table(mpi, run);
-  const TargetSummary summary = evaluate_targets(run.results);
+  const RunSummary summary = summarize_run(run.results);
   print_summary(mpi, run, summary);
   if (!opt.json_path.empty() && !write_json(opt, l3, l2, run, summary)) return 1;
   return summary.mismatches == 0 && summary.loop_errors == 0 ? 0 : 1;

@@ -34,12 +34,6 @@ using p2p::Exchange, p2p::Floor, p2p::Path, p2p::host_path, p2p::loom_path, p2p:
     p2p::ping_pong, p2p::verify;
 
 constexpr const char* kTool = "loom-bench pingpong";
-// Targets of issue #3 (printed, never enforced here).
-constexpr double kTargetSmallBlocks = 2.0;  // blocks <= 16 B, messages >= 64 KiB
-constexpr double kTarget64ByteBlocks = 1.5;
-constexpr double kTargetWorst = 0.95;  // every case
-constexpr int64_t kTargetMinBytes = 64 * kKiB;
-constexpr int64_t kSmallBlockBytes = 16;
 constexpr double kSampleSeconds = 200e-6;  // batch round trips so a sample >> timer overhead
 
 struct Options : SamplingOptions {
@@ -225,6 +219,7 @@ struct CaseResult : p2p::PathTimes {  // one-way seconds (rank 0's view)
   bool verified() const { return verify_error.empty(); }
   // The best host/loom ratio any transport could reach here (Floor).
   double ratio_bound() const { return floor.seconds() > 0 ? host.median / floor.seconds() : 0; }
+  std::string label() const { return shape.name + " " + human_bytes(packed_bytes); }
 };
 
 CaseResult run_case(const Shape& shape, const BuiltType& bt, int rank, const Options& opt,
@@ -347,7 +342,7 @@ Run run_cases(const std::vector<Shape>& shapes, int rank, const Options& opt, in
       std::fprintf(stderr, "[%3zu/%zu] %-14s %-8s %5.2f s\n", done, total, shape.name.c_str(),
                    human_bytes(size).c_str(), now_seconds() - start);
       if (!run.results.back().verified())
-        std::fprintf(stderr, "VERIFY FAILED: %s %s: %s\n", shape.name.c_str(),
+        std::fprintf(stderr, "data mismatch in %s %s: %s\n", shape.name.c_str(),
                      human_bytes(size).c_str(), run.results.back().verify_error.c_str());
     }
   }
@@ -397,63 +392,33 @@ void print_table(const MpiRun& mpi, const Run& run) {
                 run.skipped_line.c_str());
 }
 
-// The issue's targets over this run's ratios, and the same minima of each case's bound (Floor):
-// where one falls below its target, no transport can meet that target on this machine.
-struct Targets {
-  std::vector<TargetLine> targets = {
-      {"min host/loom ratio, all cases", kTargetWorst},
-      {"min host/loom ratio, blocks <= 16 B, >= 64 KiB", kTargetSmallBlocks},
-      {"min host/loom ratio, 64 B blocks, >= 64 KiB", kTarget64ByteBlocks},
-  };
-  std::vector<TargetLine> bounds = {
-      {"bound (host/floor), blocks <= 16 B, >= 64 KiB", kTargetSmallBlocks},
-      {"bound (host/floor), 64 B blocks, >= 64 KiB", kTarget64ByteBlocks},
-  };
-  int below_bound[2] = {0, 0};  // cases whose bound is under the target
-};
-
-Targets evaluate_targets(const std::vector<CaseResult>& results) {
-  Targets t;
-  for (const auto& r : results) {
-    const std::string label = r.shape.name + " " + human_bytes(r.packed_bytes);
-    t.targets[0].add(r.ratio(), label);
-    if (r.packed_bytes < kTargetMinBytes) continue;
-    for (int k = 0; k < 2; ++k) {
-      if (k == 0 ? r.shape.block_bytes > kSmallBlockBytes : r.shape.block_bytes != 64) continue;
-      t.targets[k + 1].add(r.ratio(), label);
-      t.bounds[k].add(r.ratio_bound(), label);
-      if (r.ratio_bound() < t.bounds[k].target) ++t.below_bound[k];
-    }
-  }
-  return t;
+ComparisonSummary summarize_run(const Run& run) {
+  std::vector<Comparison> cases;
+  for (const auto& r : run.results)
+    cases.push_back({r.label(), r.ratio(), within_noise(r.host, r.loom), r.ratio_bound()});
+  return ComparisonSummary(cases);
 }
 
-void print_summary(const MpiRun& mpi, const Run& run, const Targets& t) {
-  std::printf("\nSummary vs issue #3 targets (printed, not enforced; host %s, Loom %s):\n",
-              mpi.host_mpi.c_str(), mpi.loom_state());
-  for (const auto& line : t.targets) print_target_line(line, 48);
-  for (int k = 0; k < 2; ++k) {
-    const TargetLine& b = t.bounds[k];
-    if (!b.has_value()) continue;
-    std::printf("  %-48s %-7s target >= %.2fx  %s (%d cases%s%s)\n", b.name.c_str(),
-                format("%.2fx", b.value).c_str(), b.target,
-                t.below_bound[k]
-                    ? format("unreachable by any transport in %d", t.below_bound[k]).c_str()
-                    : "reachable in all",
-                b.cases, "; worst: ", b.worst_case.c_str());
-  }
+void print_summary(const MpiRun& mpi, const Run& run, const ComparisonSummary& s) {
+  std::printf(
+      "\nSummary (host %s, Loom %s; ratios are host time / Loom time, > 1: Loom is faster;\n"
+      "within noise: the two paths' p10-p90 ranges overlap)\n",
+      mpi.host_mpi.c_str(), mpi.loom_state());
+  print_comparison(s, {}, "  ");
   int routed[3] = {0, 0, 0};
-  for (const auto& r : run.results) ++routed[r.route == "loom" ? 0 : r.route == "host" ? 1 : 2];
+  std::vector<std::string> mismatched;
+  for (const auto& r : run.results) {
+    ++routed[r.route == "loom" ? 0 : r.route == "host" ? 1 : 2];
+    if (!r.verified()) mismatched.push_back(r.label());
+  }
   std::printf("  route of Loom's path: packed by Loom in %d of %zu cases, host %d, other %d\n",
               routed[0], run.results.size(), routed[1], routed[2]);
-  std::printf(
-      "  verification (both paths, both directions, before and after timing): %s (%d of "
-      "%zu cases failed)\n",
-      run.failures ? "FAIL" : "PASS", run.failures, run.results.size());
+  print_verification("both paths, both directions, before and after timing", mismatched,
+                     run.results.size());
   std::fflush(stdout);
 }
 
-void write_json(const Options& opt, int64_t llc, const Run& run, const Targets& t) {
+void write_json(const Options& opt, int64_t llc, const Run& run, const ComparisonSummary& s) {
   JsonWriter j = begin_json_report(
       {.subcommand = "pingpong", .ranks = 2, .machine = {{"llc_bytes", llc}}}, opt);
   opt.write_json(j);
@@ -477,7 +442,8 @@ void write_json(const Options& opt, int64_t llc, const Run& run, const Targets& 
     j.field("loom_mbps", mbps(r.packed_bytes, r.loom.median));
     j.field("ratio", r.ratio());  // host median / Loom median: > 1 means Loom is faster
     j.field("ratio_paired", r.paired_ratio);
-    j.field("floor_pack_seconds", r.floor.pack);  // fastest engine, both ranks busy
+    j.field("within_noise", within_noise(r.host, r.loom));  // p10-p90 ranges overlap
+    j.field("floor_pack_seconds", r.floor.pack);            // fastest engine, both ranks busy
     j.field("floor_unpack_seconds", r.floor.unpack);
     j.field("floor_seconds", r.floor.seconds());  // (pack + unpack) / 2
     j.field("ratio_bound", r.ratio_bound());      // host / floor
@@ -488,10 +454,10 @@ void write_json(const Options& opt, int64_t llc, const Run& run, const Targets& 
   }
   j.end_array();
   j.array("skipped", run.skipped);
-  std::vector<const TargetLine*> lines;
-  for (const auto& line : t.targets) lines.push_back(&line);
-  for (const auto& b : t.bounds) lines.push_back(&b);
-  write_summary(j, lines, run.failures);
+  j.begin_object("summary");
+  write_comparison(j, "comparison", s);
+  j.field("verify_failures", run.failures);
+  j.end_object();
   finish_json_report(j, opt.json_path, kTool);  // a warning is enough: the table is printed
 }
 
@@ -518,10 +484,10 @@ int measure_pingpongs(const Options& opt, const MpiRun& mpi) {
 
   const Run run = run_cases(shapes, mpi.rank, opt, llc);
   if (mpi.rank == 0) print_table(mpi, run);
-  const Targets targets = evaluate_targets(run.results);
   if (mpi.rank == 0) {
-    print_summary(mpi, run, targets);
-    if (!opt.json_path.empty()) write_json(opt, llc, run, targets);
+    const ComparisonSummary summary = summarize_run(run);
+    print_summary(mpi, run, summary);
+    if (!opt.json_path.empty()) write_json(opt, llc, run, summary);
   }
   return run.failures ? 1 : 0;
 }

@@ -2,8 +2,8 @@
 // nested loops over the layout's levels (its canonical form: contiguous runs merged, as a
 // programmer copies a row in one go), each innermost run of equal blocks copied with a
 // fixed-size copy where the block is a small power of two. No MPI call and none of Loom's
-// kernels: the reference `loom-bench pack` holds Loom's engine to at out-of-cache sizes, beside
-// memcpy of the same bytes (issue #23, item 6).
+// kernels: `loom-bench pack` times it beside memcpy of the same bytes, and the faster of the
+// two is the floor its summary measures Loom's engine against.
 #pragma once
 
 #include <mpi.h>

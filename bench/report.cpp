@@ -379,34 +379,113 @@ void write_verification(JsonWriter& j, const std::string& error) {
   if (!error.empty()) j.field("verify_error", error);
 }
 
-void print_target_line(const TargetLine& line, int name_width) {
-  std::printf("  %-*s %-7s target >= %.2fx  %-4s (%d cases%s%s)\n", name_width, line.name.c_str(),
-              line.has_value() ? format("%.2fx", line.value).c_str() : "n/a", line.target,
-              line.verdict(), line.cases,
-              line.worst_case.empty() ? "" : "; worst: ", line.worst_case.c_str());
+void print_verification(const char* what, const std::vector<std::string>& mismatched,
+                        size_t cases) {
+  if (mismatched.empty()) {
+    std::printf("  data: identical in %s (%s)\n",
+                cases == 1 ? "its one case" : format("all %zu cases", cases).c_str(), what);
+    return;
+  }
+  std::printf("  data mismatch in %zu of %zu case%s (%s):", mismatched.size(), cases,
+              cases == 1 ? "" : "s", what);
+  for (size_t i = 0; i < mismatched.size() && i < 8; ++i)
+    std::printf("%s %s", i ? "," : "", mismatched[i].c_str());
+  if (mismatched.size() > 8) std::printf(" ... (+%zu)", mismatched.size() - 8);
+  std::printf("\n");
 }
 
-void write_summary(JsonWriter& j, const std::vector<const TargetLine*>& targets,
-                   int verify_failures) {
-  j.begin_object("summary");
-  write_targets(j, targets);
-  j.field("verify_failures", verify_failures);
+ComparisonSummary::ComparisonSummary(const std::vector<Comparison>& cases) {
+  for (const Comparison& c : cases) {
+    if (ratio.empty() || c.ratio < ratio.min) worst_within_noise = c.within_noise;
+    ratio.add(c.ratio, c.label);
+    if (c.within_noise)
+      ++within_noise;
+    else if (c.ratio >= 1)
+      ++faster;
+    else
+      ++slower, slower_cases.push_back(format("%s %.2fx", c.label.c_str(), c.ratio));
+    if (c.bound > 0) {
+      bound.add(c.bound, c.label);
+      share.add(c.ratio / c.bound, c.label);
+    }
+  }
+}
+
+namespace {
+// A share as a percentage: two significant digits below 10%.
+std::string percent(double share) {
+  const double p = 100 * share;
+  return format(p < 1 ? "%.2f%%" : p < 10 ? "%.1f%%" : "%.0f%%", p);
+}
+}  // namespace
+
+void print_comparison(const ComparisonSummary& s, const ComparisonNames& names,
+                      const char* indent) {
+  if (s.ratio.empty()) return;
+  const bool one = s.ratio.cases() == 1;
+  if (one) {
+    std::printf("%s%s vs %s: %.2fx%s in its one case, %s\n", indent, names.loom, names.host,
+                s.ratio.min, s.worst_within_noise ? " (within noise)" : "",
+                s.ratio.min_case.c_str());
+  } else {
+    std::printf(
+        "%s%s vs %s: geomean %.2fx over %zu cases; faster in %d, within noise in %d, "
+        "slower in %d\n",
+        indent, names.loom, names.host, s.ratio.geomean(), s.ratio.cases(), s.faster,
+        s.within_noise, s.slower);
+    std::printf("%s  worst %.2fx%s: %s; best %.2fx: %s\n", indent, s.ratio.min,
+                s.worst_within_noise ? " (within noise)" : "", s.ratio.min_case.c_str(),
+                s.ratio.max, s.ratio.max_case.c_str());
+    if (!s.slower_cases.empty()) {
+      std::printf("%s  slower beyond noise:", indent);
+      for (size_t i = 0; i < s.slower_cases.size() && i < 8; ++i)
+        std::printf("%s %s", i ? "," : "", s.slower_cases[i].c_str());
+      if (s.slower_cases.size() > 8) std::printf(" ... (+%zu)", s.slower_cases.size() - 8);
+      std::printf("\n");
+    }
+  }
+  if (s.bound.empty()) return;
+  std::printf("%sbound (%s/%s, the most any engine could gain over %s here): %s%.2fx\n", indent,
+              names.host, names.floor, names.host, one ? "" : "geomean ", s.bound.geomean());
+  if (!one)
+    std::printf("%s  least %.2fx: %s; most %.2fx: %s\n", indent, s.bound.min,
+                s.bound.min_case.c_str(), s.bound.max, s.bound.max_case.c_str());
+  std::printf("%s  %s reaches %s of it ((%s/%s) / (%s/%s)%s)", indent, names.loom,
+              percent(s.share.geomean()).c_str(), names.host, names.loom, names.host, names.floor,
+              one ? "" : ", geomean");
+  if (!one) std::printf("; least %s: %s", percent(s.share.min).c_str(), s.share.min_case.c_str());
+  std::printf("\n");
+}
+
+void write_case_stats(JsonWriter& j, const char* key, const CaseStats& stats) {
+  j.begin_object(key);
+  j.field("cases", stats.cases());
+  j.field("geomean", stats.geomean());
+  j.field("min", stats.min);
+  j.field("min_case", stats.min_case);
+  j.field("max", stats.max);
+  j.field("max_case", stats.max_case);
   j.end_object();
 }
 
-void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets) {
-  j.begin_array("targets");
-  for (const TargetLine* t : targets) {
-    j.begin_object();
-    j.field("name", t->name);
-    if (t->has_value()) j.field("value", t->value);
-    j.field("target", t->target);
-    j.field("pass", t->pass());
-    j.field("cases", t->cases);
-    j.field("worst_case", t->worst_case);
-    j.end_object();
+void write_comparison(JsonWriter& j, const char* key, const ComparisonSummary& s) {
+  j.begin_object(key);
+  j.field("cases", s.ratio.cases());
+  j.field("geomean_ratio", s.ratio.geomean());  // host/Loom: > 1 means Loom is faster
+  j.field("worst_ratio", s.ratio.min);
+  j.field("worst_case", s.ratio.min_case);
+  j.field("worst_within_noise", s.worst_within_noise);
+  j.field("best_ratio", s.ratio.max);
+  j.field("best_case", s.ratio.max_case);
+  j.field("faster", s.faster);
+  j.field("within_noise", s.within_noise);
+  j.field("slower", s.slower);
+  j.array("slower_cases", s.slower_cases);
+  if (!s.bound.empty()) {
+    write_case_stats(j, "bound", s.bound);           // host/floor
+    write_case_stats(j, "share_of_bound", s.share);  // (host/Loom) / (host/floor)
   }
-  j.end_array();
+  j.end_object();
 }
 
 }  // namespace loom::bench

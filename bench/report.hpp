@@ -168,37 +168,72 @@ class JsonWriter {
   std::vector<bool> first_;
 };
 
-// One line of a summary against an issue's "Done when": the minimum of `add`ed values
-// (and the case that set it), or a geomean.
-struct TargetLine {
-  TargetLine(std::string what, double target_value) : name(std::move(what)), target(target_value) {}
-  std::string name;
-  double target = 0;
-  double value = 1e300;  // minima start high
-  int cases = 0;
-  std::string worst_case;
+// Values of one quantity over a run's cases (ratios, shares): their geomean and extremes, each
+// with the case that set it.
+struct CaseStats {
+  std::vector<double> values;
+  double min = 0, max = 0;
+  std::string min_case, max_case;
   void add(double v, const std::string& label) {
-    ++cases;
-    if (v < value) value = v, worst_case = label;
+    if (values.empty() || v < min) min = v, min_case = label;
+    if (values.empty() || v > max) max = v, max_case = label;
+    values.push_back(v);
   }
-  void set_geomean(const std::vector<double>& values) {
-    cases = static_cast<int>(values.size());
-    value = geomean(values);
-  }
-  bool has_value() const { return cases > 0; }
-  bool pass() const { return has_value() && value >= target; }
-  const char* verdict() const { return !has_value() ? "n/a" : pass() ? "PASS" : "FAIL"; }
+  bool empty() const { return values.empty(); }
+  size_t cases() const { return values.size(); }
+  double geomean() const { return bench::geomean(values); }
 };
-// "  <name> <value>x target >= <target>x  PASS (<cases> cases; worst: <case>)", the name padded
-// to `name_width`.
-void print_target_line(const TargetLine& line, int name_width);
+// "key": {"cases", "geomean", "min", "min_case", "max", "max_case"}
+void write_case_stats(JsonWriter& j, const char* key, const CaseStats& stats);
+
+// Whether two measured ranges of one quantity overlap: then the difference between them is
+// within this run's noise.
+inline bool ranges_overlap(double lo_a, double hi_a, double lo_b, double hi_b) {
+  return lo_a <= hi_b && lo_b <= hi_a;
+}
+// The p10-p90 ranges of `a` and `b` overlap.
+inline bool within_noise(const Summary& a, const Summary& b) {
+  return ranges_overlap(a.p10, a.p90, b.p10, b.p90);
+}
+
+// One case of a host-vs-Loom benchmark, as its summary reads it.
+struct Comparison {
+  std::string label;          // e.g. "vec_b8 64 KiB"
+  double ratio = 0;           // host time / Loom time: > 1 means Loom is faster
+  bool within_noise = false;  // the two paths' ranges overlap
+  double bound = 0;           // host time / the floor's: the most any engine could gain; 0: none
+};
+
+// What a user can act on from a host-vs-Loom run: Loom against the host (geomean, worst and best
+// case, how many cases are faster, within noise, slower), and where a floor was measured the
+// bound (host/floor) and the share of it Loom reaches (its ratio / the bound).
+struct ComparisonSummary {
+  explicit ComparisonSummary(const std::vector<Comparison>& cases = {});
+  CaseStats ratio, bound, share;
+  int faster = 0, within_noise = 0, slower = 0;
+  bool worst_within_noise = false;
+  std::vector<std::string> slower_cases;  // beyond noise, "<label> <ratio>x"
+};
+// What the lines of a summary call the two paths and the floor.
+struct ComparisonNames {
+  const char* loom = "Loom";
+  const char* host = "host";
+  const char* floor = "floor";
+};
+// "<indent><loom> vs <host>: geomean 1.85x over 26 cases; faster in 20, within noise in 5,
+// slower in 1", the worst and best cases, the cases slower beyond noise, the bound and Loom's
+// share of it; nothing when there are no cases.
+void print_comparison(const ComparisonSummary& s, const ComparisonNames& names, const char* indent);
+// "key": {"cases", "geomean_ratio", "worst_ratio", "worst_case", "worst_within_noise",
+// "best_ratio", "best_case", "faster", "within_noise", "slower", "slower_cases", and with a
+// bound "bound": {...} and "share_of_bound": {...} (write_case_stats)}
+void write_comparison(JsonWriter& j, const char* key, const ComparisonSummary& s);
+
 // "verified", and "verify_error" where `error` says what failed.
 void write_verification(JsonWriter& j, const std::string& error);
-// "targets": [{name, value, target, pass, cases, worst_case}, ...]
-void write_targets(JsonWriter& j, const std::vector<const TargetLine*>& targets);
-// "summary": {"targets": [...], "verify_failures": N}
-void write_summary(JsonWriter& j, const std::vector<const TargetLine*>& targets,
-                   int verify_failures);
+// "  data: identical in all N cases (<what>)", or "  data mismatch in M of N cases (<what>):
+// <labels>" (at most 8 named).
+void print_verification(const char* what, const std::vector<std::string>& mismatched, size_t cases);
 
 // What every benchmark's JSON result records about the run, ahead of its own "options" and
 // results. Fields left empty are not written.

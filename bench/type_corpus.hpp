@@ -37,8 +37,8 @@ struct CorpusType {
 struct CorpusEntry {
   const char* name;    // unique, e.g. "vec1d_b4"; the bench's --types filter matches substrings
   const char* family;  // "1d", "2d", "3d", "grid" (synthetic, regular) or "app"
-  // Synthetic regular shapes whose block size is meaningful for the "Done when" block-size
-  // targets (1-4 B and >=16 B blocks vs memcpy). Application types are mixed or irregular.
+  // Synthetic regular shapes, whose smallest block stands for all their blocks (the JSON's
+  // "regular": readers group such cases by block size). Application types are mixed or irregular.
   bool regular;
   const char* origin;  // one line: what the type models and where it comes from
   CorpusType (*build)(int64_t target_packed_bytes);

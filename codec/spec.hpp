@@ -42,7 +42,7 @@ struct Spec {
   bool bitshuffle = false;  // Blosc: bit shuffle instead of byte shuffle
   double relative = 0;      // Blosc: 0 = lossless; else relative error bound in (0, 1)
   // ZFP shape, fastest-varying extent first (ZFP's nx, ny, nz); ndims 0 or 1: a 1-D array.
-  // The slowest extent is taken from each chunk's count (docs/codec.md, "Shape").
+  // The slowest extent is taken from each chunk's count (docs/codec.md, "The rules of each codec").
   int ndims = 0;
   std::array<std::size_t, 3> dims{};
   // The chunked frame: input bytes per chunk (rounded to the codec's quantum), and how many

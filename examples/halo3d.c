@@ -8,12 +8,18 @@
  * and the time spent exchanging.
  *
  * usage: halo3d [-n N] [-i ITERATIONS] [-r RADIUS] [-f FIELDS] [-m isend|alltoallw]
+ *               [-o none|graph|cart]
  *   -m isend      MPI_Irecv/MPI_Isend/MPI_Waitall with the subarray types (default)
  *   -m alltoallw  MPI_Neighbor_alltoallw on a distributed graph of the 26 neighbours
+ *   -o graph      let MPI renumber the ranks (reorder=1) by the 26-neighbour graph weighted by
+ *                 the bytes each neighbour receives (MPI_Dist_graph_create_adjacent); each rank
+ *                 then takes the subdomain of its new number
+ *   -o cart       the same through MPI_Cart_create(reorder=1) (face neighbours, unweighted)
+ *   -o none       the ranks keep their numbers (default)
  * Output (rank 0):
- *   halo3d: 2 ranks (2x1x1), global 96^3 cells, 4 fields, radius 2, 20 iterations, isend
- *   checksum 0123456789abcdef
- *   time: exchange 0.012345 s (0.617 ms/iteration), compute 0.234567 s, total 0.250000 s */
+ *   halo3d: 2 ranks (2x1x1), global 96^3 cells, 4 fields, radius 2, 20 iterations, isend, reorder
+ * none checksum 0123456789abcdef time: exchange 0.012345 s (0.617 ms/iteration), compute 0.234567
+ * s, total 0.250000 s */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,8 +28,10 @@
 
 enum { kDirections = 26 };
 
+enum reorder { kReorderNone, kReorderGraph, kReorderCart };
+
 struct config {
-  int global_n, iterations, radius, fields, use_alltoallw;
+  int global_n, iterations, radius, fields, use_alltoallw, reorder;
 };
 
 struct domain {
@@ -46,6 +54,7 @@ static int parse_args(int argc, char** argv, struct config* c) {
   c->radius = 2;
   c->fields = 4;
   c->use_alltoallw = 0;
+  c->reorder = kReorderNone;
   for (int i = 1; i < argc; ++i) {
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "-n") && value) {
@@ -60,6 +69,12 @@ static int parse_args(int argc, char** argv, struct config* c) {
       c->use_alltoallw = 0;
     } else if (!strcmp(argv[i], "-m") && value && !strcmp(value, "alltoallw")) {
       c->use_alltoallw = 1;
+    } else if (!strcmp(argv[i], "-o") && value && !strcmp(value, "none")) {
+      c->reorder = kReorderNone;
+    } else if (!strcmp(argv[i], "-o") && value && !strcmp(value, "graph")) {
+      c->reorder = kReorderGraph;
+    } else if (!strcmp(argv[i], "-o") && value && !strcmp(value, "cart")) {
+      c->reorder = kReorderCart;
     } else {
       return 0;
     }
@@ -165,17 +180,43 @@ int main(int argc, char** argv) {
     if (rank == 0)
       fprintf(stderr,
               "usage: halo3d [-n N] [-i ITERATIONS] [-r RADIUS] [-f FIELDS] "
-              "[-m isend|alltoallw]\n");
+              "[-m isend|alltoallw] [-o none|graph|cart]\n");
     MPI_Finalize();
     return 2;
   }
 
   struct domain d = {.radius = c.radius, .fields = c.fields};
-  const int periods[3] = {1, 1, 1};
-  MPI_Comm cart;
+  int periods[3] = {1, 1, 1};
+  MPI_Comm cart, comm; /* comm: where the exchanges run, numbered as cart */
   MPI_Dims_create(ranks, 3, d.dims);
-  MPI_Cart_create(MPI_COMM_WORLD, 3, d.dims, periods, 0, &cart);
-  MPI_Cart_coords(cart, rank, 3, d.coords);
+  MPI_Cart_create(MPI_COMM_WORLD, 3, d.dims, periods, c.reorder == kReorderCart, &cart);
+  comm = cart;
+  int me = 0; /* this rank's number in cart (and comm): its subdomain */
+  MPI_Comm_rank(cart, &me);
+  MPI_Comm graph_order = MPI_COMM_NULL;
+  if (c.reorder == kReorderGraph) {
+    /* The 26 neighbours weighted by the bytes each receives from this subdomain; after the
+     * renumbering this rank takes the subdomain of its number in graph_order. */
+    int coords[3], sources[kDirections], targets[kDirections], weights[kDirections];
+    MPI_Cart_coords(cart, me, 3, coords);
+    for (int i = 0; i < kDirections; ++i) {
+      int dir[3], to[3], from[3], cells = c.fields;
+      direction(i, dir);
+      for (int a = 0; a < 3; ++a) {
+        to[a] = (coords[a] + dir[a] + d.dims[a]) % d.dims[a];
+        from[a] = (coords[a] - dir[a] + d.dims[a]) % d.dims[a];
+        cells *= dir[a] ? c.radius : c.global_n / d.dims[a];
+      }
+      MPI_Cart_rank(cart, to, &targets[i]);
+      MPI_Cart_rank(cart, from, &sources[i]);
+      weights[i] = cells * (int)sizeof(double);
+    }
+    MPI_Dist_graph_create_adjacent(cart, kDirections, sources, weights, kDirections, targets,
+                                   weights, MPI_INFO_NULL, 1, &graph_order);
+    MPI_Comm_rank(graph_order, &me);
+    comm = graph_order;
+  }
+  MPI_Cart_coords(cart, me, 3, d.coords);
   int too_small = 0;
   for (int a = 0; a < 3; ++a) {
     const int base = c.global_n / d.dims[a], extra = c.global_n % d.dims[a];
@@ -229,7 +270,7 @@ int main(int argc, char** argv) {
     displacements[i] = 0;
   }
   if (c.use_alltoallw)
-    MPI_Dist_graph_create_adjacent(cart, kDirections, sources, MPI_UNWEIGHTED, kDirections,
+    MPI_Dist_graph_create_adjacent(comm, kDirections, sources, MPI_UNWEIGHTED, kDirections,
                                    neighbour, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
 
   double exchange_seconds = 0, compute_seconds = 0;
@@ -243,9 +284,9 @@ int main(int argc, char** argv) {
     } else {
       MPI_Request requests[2 * kDirections];
       for (int i = 0; i < kDirections; ++i) /* the neighbour at i sent toward us: tag 25 - i */
-        MPI_Irecv(d.u, 1, recv[i], neighbour[i], kDirections - 1 - i, cart, &requests[i]);
+        MPI_Irecv(d.u, 1, recv[i], neighbour[i], kDirections - 1 - i, comm, &requests[i]);
       for (int i = 0; i < kDirections; ++i)
-        MPI_Isend(d.u, 1, send[i], neighbour[i], i, cart, &requests[kDirections + i]);
+        MPI_Isend(d.u, 1, send[i], neighbour[i], i, comm, &requests[kDirections + i]);
       MPI_Waitall(2 * kDirections, requests, MPI_STATUSES_IGNORE);
     }
     const double t1 = MPI_Wtime();
@@ -266,9 +307,12 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     printf(
         "halo3d: %d ranks (%dx%dx%d), global %d^3 cells, %d fields, radius %d, %d iterations, "
-        "%s\n",
+        "%s, reorder %s\n",
         ranks, d.dims[0], d.dims[1], d.dims[2], c.global_n, c.fields, c.radius, c.iterations,
-        c.use_alltoallw ? "alltoallw" : "isend");
+        c.use_alltoallw ? "alltoallw" : "isend",
+        c.reorder == kReorderGraph  ? "graph"
+        : c.reorder == kReorderCart ? "cart"
+                                    : "none");
     printf("checksum %016llx\n", (unsigned long long)global_sum);
     printf("time: exchange %.6f s (%.3f ms/iteration), compute %.6f s, total %.6f s\n", times[0],
            c.iterations ? 1e3 * times[0] / c.iterations : 0.0, times[1], times[2]);
@@ -279,6 +323,7 @@ int main(int argc, char** argv) {
     MPI_Type_free(&recv[i]);
   }
   if (graph != MPI_COMM_NULL) MPI_Comm_free(&graph);
+  if (graph_order != MPI_COMM_NULL) MPI_Comm_free(&graph_order);
   MPI_Comm_free(&cart);
   free(d.u);
   free(d.next);

@@ -34,6 +34,16 @@ void start_loom() {
   loom::exec::start_device_support(loom::mpi::host_reads_device_memory());
 }
 
+// Before the host frees `*comm` (or disconnects from it): what Loom keeps per communicator.
+void forget(const MPI_Comm* comm) {
+  if (comm) {
+    loom::mpi::forget_communicator(*comm);
+    loom::transport::forget_self_channel(*comm);
+    loom::ops::forget_codec_slot(*comm);
+  }
+  loom::mpi::forget_comm_shapes();
+}
+
 }  // namespace
 
 extern "C" int MPI_Init(int* argc, char*** argv) {
@@ -49,18 +59,12 @@ extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provi
 }
 
 extern "C" int MPI_Comm_free(MPI_Comm* comm) {
-  if (comm) loom::mpi::forget_communicator(*comm);
-  if (comm) loom::transport::forget_self_channel(*comm);
-  if (comm) loom::ops::forget_codec_slot(*comm);
-  loom::mpi::forget_comm_shapes();
+  forget(comm);
   return host().Comm_free(comm);
 }
 
 extern "C" int MPI_Comm_disconnect(MPI_Comm* comm) {
-  if (comm) loom::mpi::forget_communicator(*comm);
-  if (comm) loom::transport::forget_self_channel(*comm);
-  if (comm) loom::ops::forget_codec_slot(*comm);
-  loom::mpi::forget_comm_shapes();
+  forget(comm);
   return host().Comm_disconnect(comm);
 }
 

@@ -9,9 +9,9 @@ using loom::mpi::host;
 using loom::ops::passes_through;
 
 // The four send modes share their arguments: MPI_<Mode>send, MPI_I<mode>send and
-// MPI_<Mode>send_init decide the common case inline (a persistent request of a plain type made
-// and freed every iteration cost 0.88-0.93x of the host's through Loom's route,
-// docs/results/2026-11-30-s57).
+// MPI_<Mode>send_init decide the common case inline: a persistent request of a plain type made
+// and freed every iteration cost measurably more through Loom's out-of-line route
+// (docs/p2p.md, "What goes to the host").
 #define LOOM_SEND_PARAMS \
   const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm
 #define LOOM_SEND_ARGS buf, count, type, dest, tag, comm

@@ -24,8 +24,8 @@ constexpr int kLocalities = 2;
 // its latency, timed as a ping-pong. Exchange: non-blocking and combined send-receive calls,
 // made while the peer sends too. Then both ranks pack and unpack at once, and the host's
 // pipelining of one message across two cores no longer hides its per-block cost: MPICH 4.0
-// exchanges 3-D halo faces 1.4-2.7x slower natively than through Loom, where a ping-pong
-// favours it by 1.2x.
+// exchanges 3-D halo faces slower natively than through Loom, where a ping-pong favours it
+// (docs/model.md, "Calibrating").
 enum class Traffic : uint8_t { OneWay, Exchange };
 constexpr int kTraffics = 2;
 
@@ -56,7 +56,7 @@ struct TypeShape {
   double spread = kDenseSpread;  // span per packed byte (extent / size), at least 1
   // Built with strided levels inside strided levels (a vector of vectors, a 3-D subarray
   // face). Host engines may treat these differently from a flat vector of the same
-  // layout: MPICH 4.0 sends them 2-10x faster.
+  // layout: MPICH 4.0 sends them several times faster (docs/model.md, "The choice").
   bool nested = false;
 };
 
@@ -86,8 +86,8 @@ struct Calibration {
   // What the choice compares, one way per message: the host's own send of the derived type,
   // flat (a vector) and nested (a vector of vectors of the same layout), and Loom's whole
   // pack path timed end to end (pack, send, unpack). The path is timed whole because its
-  // parts, timed alone, run in warmer caches: their sum came out up to 1.8x too fast at
-  // 4 MiB.
+  // parts, timed alone, run in warmer caches, and their sum predicted large messages faster
+  // than they ran.
   Surface host_typed[kLocalities];
   Surface host_typed_nested[kLocalities];
   Surface loom_packed[kLocalities];
@@ -106,10 +106,10 @@ struct Calibration {
   // against it, to notice that it ran whole while the machine was slow.
   double speed_probe_seconds = 0;
   // The host MPI's transport settings in the environment while measuring (for example
-  // "OMPI_MCA_btl_vader_single_copy_mechanism=none"; empty: none set). Loom's pack path for
-  // 256-byte blocks at 256 KiB took 26.5 us under Open MPI with cross-memory attach and 13.7 us
-  // without it (same machine, same minute), so timings measured under one setting mislead
-  // under another. nullopt: written before Loom recorded them.
+  // "OMPI_MCA_btl_vader_single_copy_mechanism=none"; empty: none set). A transport setting can
+  // change the time of Loom's pack path alone (Open MPI with and without cross-memory attach),
+  // so timings measured under one setting mislead under another. nullopt: written
+  // before Loom recorded them.
   std::optional<std::string> host_settings;
 
   bool valid(std::string* why) const;
@@ -135,7 +135,8 @@ constexpr double kDefaultPackSmallBlockBytes = 256;      // ... and at or below 
 constexpr double kDefaultPackSmallMessageBytes = 65536;  // for messages up to this size
 // From this size the rule's packing is weak ground whatever the blocks: both hosts' typed paths
 // pipeline a large message, packing on one core while the peer unpacks on the other, where
-// Loom's pack, transfer and unpack run one after another (docs/model.md, "Large messages").
+// Loom's pack, transfer and unpack run one after another (docs/p2p.md, "Not done: pipelining
+// of large messages").
 // A host may start its weak ground lower (BuiltInRule::weak_from_message_bytes).
 constexpr double kRuleWeakFromMessageBytes = 131072;
 
@@ -152,9 +153,10 @@ struct BuiltInRule {
 };
 // With a calibration, Pack must be predicted this much faster than the host: near a tie the
 // host's own engine keeps the message. Not more: on Open MPI a message Loom hands to the host
-// still pays Loom's cost per call, 5-7% of a 0.2 us message, so a 1.2x requirement left
-// messages that packing sent 1.1-1.4x faster at 0.93-0.96x (docs/model.md, "The advantage
-// packing must show"); online trials catch a type that differs from the calibration's vectors.
+// still pays Loom's cost per call, a few per cent of a sub-microsecond message, so a larger
+// requirement left below the host messages that packing would have sent faster
+// (docs/model.md, "The choice"); online trials catch a type that differs from the
+// calibration's vectors.
 constexpr double kPackAdvantageRequired = 1.05;
 
 class Model {

@@ -220,9 +220,8 @@ bool MethodTrial::conclude() {
   Method verdict = defended;
   // Both uniform choices beating the kind as it is: packing must also beat the host by the
   // margin. On a near tie each process would pick by noise, alone, and the two can split
-  // back into the very mix both just measured as slowest (MPICH ping-pong of indexed_b16 at
-  // 16 MiB, one rank's receive: as is 25.6 ms, host 19.6, pack 19.2; it kept packing, its
-  // peer chose the host, and the case ran at 0.84x). The host never loses to itself.
+  // back into the very mix both just measured as slowest (one rank's receive keeping packing
+  // on a near tie while its peer chose the host). The host never loses to itself.
   if (host_wins && pack_wins)
     verdict = beats(pack, host) ? Method::Pack : Method::Host;
   else if (host_wins)
@@ -271,7 +270,7 @@ std::string MethodTrial::schedule_text(Method current) {
 
 namespace {
 
-// " 241.0 247.5 us"
+// " <seconds in us, one decimal> ... us"
 void append_microseconds(std::string& text, const std::vector<double>& samples) {
   if (samples.empty()) return;  // a challenger ruled out before its block
   for (double seconds : samples) {

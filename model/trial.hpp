@@ -1,7 +1,8 @@
 // Online check of the method model for one kind of blocking message (datatype, side,
 // locality, size bucket). The calibration times vectors; a host engine may send another
 // type of the same layout several times faster or slower (MPICH 4.0 sends a Fortran-built
-// grid face 6-7x faster than the C-built one), and only timing the real messages shows it.
+// grid face much faster than the C-built one, docs/model.md), and only timing the real
+// messages shows it.
 // No MPI dependency.
 #pragma once
 
@@ -33,16 +34,15 @@ namespace loom::model {
 // tie. A receive that mostly waits for its sender times noise, and noise must not overturn the
 // calibration; yet one slow sample must not block a clear switch either, since the two processes
 // decide alone and a near-miss on one side leaves a mixed route that can be slower than either
-// (MPICH, a Fortran grid face at 4 MiB: 2529 us mixed, 1620-1970 us when both switched). The
-// current method is tried as a configuration of its own because a mix can beat both uniform
-// ones: Open MPI's halo exchange ran at 51 us per iteration on the model's mix, against 57-65 us
-// all packed and more all on the host.
+// (docs/model.md, "Online trials"). The current method is tried as a configuration of its own
+// because a mix can beat both uniform ones (a halo exchange on Open MPI whose model mixed the
+// methods ran faster than all packed or all on the host).
 //
 // That first round's choice holds until message kSecondRound, when the schedule runs once
 // more, with the first round's choice in place of the model's, and its verdict is final. Host
-// engines warm up over tens of messages: MPICH 4.0's one-way time for a 16 KiB grid face fell
-// from 15 us to 3.2 us over a process's first 50 messages, so a first round there chose
-// packing (5 us) against a host that soon ran at 3.2 us.
+// engines warm up over tens of messages (MPICH 4.0's typed path for a grid face runs several
+// times faster after its first few dozen messages), so a first round alone can choose packing
+// against a host that soon overtakes it.
 class MethodTrial {
  public:
   // What a slot of the schedule tries: the kind's current method, or one method for all.
@@ -53,8 +53,8 @@ class MethodTrial {
   };
   // Each block also ends with an untimed message: an exchange message's sample is the
   // interval to the kind's next post (next_at), and the last one of a block would take in
-  // the next block's first posts (Open MPI halo: the pack block's first, cold exchange put
-  // 290 us into the last host sample, against 80 us for the others).
+  // the next block's first posts (a cold first exchange of the next method would land in the
+  // last sample of this one).
   static constexpr Slot kSchedule[] = {
       {Config::Current, false}, {Config::Current, false}, {Config::Current, true},
       {Config::Current, true},  {Config::Current, false}, {Config::Host, false},
@@ -70,26 +70,26 @@ class MethodTrial {
   static constexpr int kSamples = 4;                      // timed slots per config and round
   static constexpr double kMargin = 0.9;
   // The host displaces packing without a margin: where it wins almost every pair, Loom's work
-  // buys nothing, and keeping it cost 5-15% on messages of a few blocks (docs/model.md). A
-  // true tie still passes the test only about one time in 14, and then costs nothing.
+  // buys nothing, and keeping it costs messages of a few blocks (docs/model.md). A true tie
+  // still passes the test only about one time in 14, and then costs nothing.
   static constexpr double kHostMargin = 1.0;
   static constexpr int kMaxInversions = 0;
   // Each side's slowest sample is set aside before the pairs are counted: a scheduling spike
-  // (10-300 us) lands on one process's samples, not its peer's, and one on the incumbent's side
-  // blocked a clear switch on that process alone (MPICH subarray_face at 16 KiB: host 12.0-13.9
-  // us against packing 16.8-24.4 us and one 165.8 us sample; the peer switched, the pair split,
-  // 0.87x). With equal odds, noise passes the trimmed test one time in 14.
+  // lands on one process's samples, not its peer's, and one on the incumbent's side blocked a
+  // clear switch on that process alone while its peer switched, splitting the pair. Spikes only
+  // add time, so the slowest sample is the one to drop. With equal odds, noise passes the
+  // trimmed test one time in 14.
   static constexpr bool kTrimSlowest = true;
   // A challenger far behind is ruled out as soon as it cannot win: once this many of its samples
   // take kFarBehind times the incumbent's fastest sample so far or more, the final test counts at
   // least kMaxInversions + 1 inversions whatever the samples still to come (the incumbent's
   // fastest can only fall, and trimming sets aside one sample). The rest of its block runs the
-  // defended method: each message of a challenger far behind costs the gap in full (MPICH,
-  // specfem3d_oc at 16 KiB: host 45-54 us a send against 8 us packed). A challenger close behind
+  // defended method: each message of a challenger far behind costs the gap in full (a host
+  // several times slower than packing on MPICH's SPECFEM3D types). A challenger close behind
   // runs its block to the end, although it cannot win either: a cut on one process turns the
   // peer's remaining samples of that challenger into a mixed route, slower than either method,
-  // and on a gap near the margin the peer's verdict then follows (MPICH, lammps_x at 512 KiB,
-  // packing 12-15% ahead: cut at any gap, 0.84-0.88x in 3 runs of 8, against 1.00-1.14x).
+  // and on a gap near the margin the peer's verdict then follows (cut at any gap, such kinds
+  // split and ran below the host in some runs).
   static constexpr int kRuledOutAfter = kMaxInversions + (kTrimSlowest ? 1 : 0) + 1;
   static constexpr double kFarBehind = 1.5;
   static_assert(kFarBehind >= 1.0 && kFarBehind >= kMargin);
@@ -120,7 +120,7 @@ class MethodTrial {
   // message. A re-check is one round of the schedule defending the verdict, final at once (the
   // second round exists for host engines that warm up over a kind's first tens of messages);
   // it runs the other method for one block of 7 messages: at most 7 x gap per 4096 messages of
-  // the kind (0.2% where the other method is twice as slow), less as the points spread out.
+  // the kind, less as the points spread out.
   static constexpr int64_t kFirstRecheck = 4096;
   static constexpr int64_t kRecheckEvery = 65536;
   // The first re-check point at or after the kind's message `index`.
@@ -138,15 +138,13 @@ class MethodTrial {
   // host's samples from the round that decided beat them by kConfirmMargin in all but
   // kMaxInversions pairs, the kind goes to the host after all. The two processes of a ping-pong
   // decide alone, and on a near tie one can keep packing while the other goes to the host: the
-  // route then mixes packed sends into typed receives, slower than either method (Open MPI,
-  // indexed_b16 at 4 MiB: 1216 us a message against 868 us for the host alone). Only packing is
+  // route then mixes packed sends into typed receives, slower than either method. Only packing is
   // confirmed: the process that kept packing then sees its messages run slower than the host ran in
   // its trial, and follows its peer; a process that chose the host is already where the pair
   // converges. A confirmation switches alone, on one process, and a switch its peer does not make
-  // is the very split it is for: so it asks for a wide gap, which a split shows (the mixed route
-  // ran 1.4x the host's round trip) and noise rarely does, and it runs only where a round trip's
-  // samples stand above the machine's scheduling noise (spikes of 10-100 us; 256-byte
-  // messages at 1.1-1.4 us a round trip switched one side with a 10% margin).
+  // is the very split it is for: so it asks for a wide gap, which a split shows and noise
+  // rarely does, and it runs only where a round trip's samples stand above the machine's
+  // scheduling noise (with a 10% margin and no floor, short messages switched one side alone).
   static constexpr double kConfirmMargin = 0.8;
   static constexpr double kConfirmFromSeconds = 20e-6;  // the host's median trial sample
   static constexpr int kConfirmMessages = 7;
@@ -179,10 +177,10 @@ class MethodTrial {
   static constexpr int kSettledBy = kMaxWait + kSpan + kConfirmMessages;
 
   // The wait's last messages can warm a host's typed path up (mpi::host_typed_warmup_messages:
-  // a process's first typed messages on MPICH 4.0 ran up to 3.1x slower than later ones), so
-  // that the trial times the host at its speed. Where the host stays behind even so, each
-  // warm-up message costs the gap and changes no verdict (MPICH, specfem3d_oc at 16 KiB: host
-  // 45-54 us a message against 8 us packed). So the wait's last kGaugedAsIs messages before the
+  // a process's first typed messages on MPICH 4.0 run up to about kColdFactor times slower than
+  // later ones), so that the trial times the host at its speed. Where the host stays behind even
+  // so, each warm-up message costs the gap and changes no verdict. So the wait's last kGaugedAsIs
+  // messages before the
   // warm-up and the warm-up's first kGaugedHost messages are timed, by intervals between posts
   // as next_at times them, and once the host's fastest took kColdFactor times the as-is fastest
   // or more (warmed up, it would at best tie, and the host must beat the kind as it runs), the
@@ -198,8 +196,8 @@ class MethodTrial {
   // Records the post, at `now_seconds`, of one of those gauged messages (`host`: a warm-up
   // message); `waits` as for next_at. True when the warm-up is to stop at this message.
   bool gauge_warmup(double now_seconds, bool host, std::optional<uint64_t> waits = std::nullopt);
-  // The gauge's fastest as-is and host intervals and their counts, e.g. "as is 8.1 us (4), host
-  // 45.3 us (4)" (LOOM_DEBUG).
+  // The gauge's fastest as-is and host intervals and their counts, as "as is <T> us (<N>), host
+  // <T> us (<N>)" (LOOM_DEBUG).
   std::string describe_warmup() const;
   Ticket next();
   // The duration of the message `ticket` was issued for. Ignored once its round is over.
@@ -207,10 +205,10 @@ class MethodTrial {
   void record(const Ticket& ticket, double seconds);
   // Only stores the sample. A blocking send's samples are taken so, and the round they complete
   // is concluded at the process's next post of the kind (conclude()), after that post's clock
-  // read. Concluding costs about 1 us on a cold cache: inside the send that completed the round,
-  // it delayed the process's next receive post, so that its receive interval before that post
-  // grew by as much as the next one shrank, the peer meanwhile ahead (MPICH, 4-8 KiB: the kind's
-  // last as-is sample 1-2 us fast on the initiator, which alone then blocked a clear switch).
+  // read. Concluding takes time on a cold cache: inside the send that completed the round, it
+  // delayed the process's next receive post, so that its receive interval before that post grew
+  // by as much as the next one shrank, the peer meanwhile ahead (the initiator's last as-is
+  // sample came out fast, which alone then blocked a clear switch).
   void record_sample(const Ticket& ticket, double seconds);
   // Concludes the running round, or the confirmation, if all its samples are in. True when it
   // did: a new choice, or the verdict (decided()).
@@ -240,8 +238,8 @@ class MethodTrial {
   Method defended() const { return round_ == 0 ? prior_ : first_round_.value_or(prior_); }
   // Whether next() may still hand out scheduled messages.
   bool scheduling() const { return !decided_ && issued_ < span(); }
-  // The samples of both rounds, e.g. "as is (pack) 241 247 245 250 us, host 170 181 175 178 us,
-  // pack 243 ... us -> host; as is (host) 171 ..." (for LOOM_DEBUG).
+  // The samples of both rounds, as "as is (pack) <samples> us, host <samples> us, pack <samples>
+  // us -> host; as is (host) ..." (for LOOM_DEBUG).
   std::string describe() const;
   Method prior() const { return prior_; }
   // What the trial cost, once decided: the time its messages took beyond the verdict's method,

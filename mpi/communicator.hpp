@@ -1,7 +1,8 @@
 // What Loom asks of a communicator on nearly every collective call: this rank, the size, and
 // whether it is an intercommunicator. Kept for the last communicator asked, per thread, until any
 // communicator is freed (a handle may be reused), so that the calls the host serves as written
-// need not ask the host each time (two or three queries, 5-10 ns a call, docs/collectives.md).
+// need not ask the host each time (two or three queries a call, which a one-int collective
+// notices; docs/collectives.md).
 #pragma once
 
 #include <mpi.h>

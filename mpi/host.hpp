@@ -27,6 +27,7 @@
 // clang-format off
 #define LOOM_HOST_FUNCTIONS(X)                                                              \
   X(Init) X(Init_thread) X(Finalize) X(Comm_free) X(Comm_disconnect) X(Comm_set_info)       \
+  X(Cart_create) X(Graph_create) X(Dist_graph_create) X(Dist_graph_create_adjacent)        \
   X(Type_commit) X(Type_free) X(Type_dup) X(Pack) X(Unpack) X(Pack_size)                    \
   X(Send) X(Ssend) X(Rsend) X(Bsend) X(Isend) X(Issend) X(Irsend) X(Ibsend)                 \
   X(Recv) X(Irecv) X(Sendrecv) X(Sendrecv_replace)                                          \

@@ -143,6 +143,19 @@ int learn_locality(MPI_Comm comm) {
   return MPI_SUCCESS;
 }
 
+bool knows_nodes_of(MPI_Comm comm) {
+  const NodeMap& map = nodes();
+  if (!map.ready && !map.from_environment) return false;
+  for (int w : translate_to_world(comm))
+    if (w == MPI_UNDEFINED || map.node_of_world_rank[static_cast<size_t>(w)] < 0) return false;
+  return true;
+}
+
+int node_label() {
+  const NodeMap& map = nodes();
+  return map.node_of_world_rank.empty() ? 0 : map.my_node;
+}
+
 void init_locality() {
   NodeMap& map = nodes();
   if (map.ready) return;

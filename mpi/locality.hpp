@@ -32,6 +32,16 @@ inline model::Locality locality(MPI_Comm comm, int peer) {
   if (detail::one_node) return model::Locality::SameNode;
   return detail::locality_across_nodes(comm, peer);
 }
+// Whether every process of `comm` (an intracommunicator) has its node labelled already: after
+// init_locality, those of MPI_COMM_WORLD (always, under LOOM_RANKS_PER_NODE). Local; the same
+// answer on every rank of `comm`, so it may decide whether to call learn_locality.
+bool knows_nodes_of(MPI_Comm comm);
+
+// This process's node, as the lowest world rank on it (LOOM_RANKS_PER_NODE: its block's first):
+// equal on two processes of one world exactly when they share a node, as far as
+// init_locality/learn_locality have learnt (before either runs, 0).
+int node_label();
+
 // At MPI_Comm_free / MPI_Comm_disconnect (the interposer's; a library without it calls this
 // for the communicators it asked about before freeing them).
 void forget_communicator(MPI_Comm comm);

@@ -12,9 +12,9 @@ namespace loom::mpi {
 // undefined for a derived receive). Loom unpacks what the host would have delivered.
 bool host_delivers_truncated_bytes();
 // The host's part of the method model's built-in rule (model::BuiltInRule), where the host's own
-// engine is as fast as Loom's pack path (measured in docs/model.md, "Without a calibration"):
-// MPICH's on long blocks of larger messages, and its weak ground from 4 KiB (docs/model.md,
-// "MPICH's weak ground"). Open MPI has none.
+// engine is as fast as Loom's pack path (docs/model.md, "Without a calibration"): MPICH's on
+// long blocks of larger messages, and its weak ground from 4 KiB, where MPICH packs straight
+// into its shared-memory cells. Open MPI has none.
 model::BuiltInRule builtin_rule_for_host();
 // Whether the host sends a contiguous message between processes of one node above its eager limit
 // by single-copy rendezvous, and a non-contiguous one by copy-in/copy-out: Open MPI's vader
@@ -30,15 +30,15 @@ bool host_sends_contiguous_by_single_copy();
 // to them.
 bool host_copies_contiguous_through_its_queue();
 // How many messages of a non-contiguous type the host sends before its typed path runs at speed,
-// which an online trial must not time before them. MPICH 4.0's typed ping-pong of a 16 KiB grid
-// face takes 40 us a round trip for its first 15-16 messages and 12-15 us after (64 KiB: 12-15
-// messages at 93-117 us, then 41-47 us; counted in messages, not time: spinning 2 ms between
-// them changes nothing); Open MPI runs at speed from its second message.
+// which an online trial must not time before them. MPICH 4.0's typed ping-pong of a grid face
+// runs several times slower for its first 15-16 messages than after (counted in messages, not
+// time: waiting between them changes nothing; docs/model.md, "Online trials"); Open MPI runs at
+// speed from its second message.
 int host_typed_warmup_messages();
 // Whether the host's collectives move a block that is one element of a type whose data is one
 // contiguous run (its extent may be larger) as fast as the same bytes of MPI_BYTE: Open MPI's
 // convertor copies such an element whole. MPICH 4.0's typed collectives of one such int a block
-// take 1.6-3.1x its byte ones (docs/collectives.md, "Small calls").
+// cost more than its byte ones (docs/collectives.md, "Small calls").
 bool host_moves_one_run_elements_as_bytes();
 // Whether the host receives a contiguous message of over ~8 KiB into a datatype with more than
 // one basic type. MPICH 4.0 cannot, so Loom does not send such types packed there.

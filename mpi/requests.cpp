@@ -351,6 +351,21 @@ std::atomic<uint64_t> waits{0};
 void count_wait() {
   waits.fetch_add(1, std::memory_order_relaxed);
 }
+
+// The host's completion call over `count` requests, `host_call(statuses)`: as the user made it
+// where none of the requests carries Loom's work, else into the statuses Loom collects
+// (Completion::statuses, `status_count` of them), and then `finish(completion, collected, rc)`
+// finishes Loom's part of what completed.
+template <typename HostCall, typename Finish>
+int complete(MPI_Request requests[], int count, MPI_Status* statuses, int status_count,
+             HostCall host_call, Finish finish) {
+  if (table().empty()) return host_call(statuses);
+  Completion c(requests, count);
+  if (!c.any_ours()) return host_call(statuses);
+  MPI_Status* mine = c.statuses(status_count, statuses);
+  return finish(c, mine, host_call(mine));
+}
+
 }  // namespace
 
 uint64_t wait_calls() {
@@ -359,23 +374,21 @@ uint64_t wait_calls() {
 
 int wait(MPI_Request* request, MPI_Status* status) {
   count_wait();
-  if (table().empty()) return host().Wait(request, status);
-  Completion c(request, 1);
-  if (!c.any_ours()) return host().Wait(request, status);
-  MPI_Status* mine = c.statuses(1, status);
-  const int rc = host().Wait(request, mine);
-  const int op_rc = c.finish(0, mine, rc);
-  return rc != MPI_SUCCESS ? rc : op_rc;
+  return complete(
+      request, 1, status, 1, [&](MPI_Status* into) { return host().Wait(request, into); },
+      [](Completion& c, MPI_Status* mine, int rc) {
+        const int op_rc = c.finish(0, mine, rc);
+        return rc != MPI_SUCCESS ? rc : op_rc;
+      });
 }
 
 int test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (table().empty()) return host().Test(request, flag, status);
-  Completion c(request, 1);
-  if (!c.any_ours()) return host().Test(request, flag, status);
-  MPI_Status* mine = c.statuses(1, status);
-  const int rc = host().Test(request, flag, mine);
-  const int op_rc = *flag ? c.finish(0, mine, rc) : MPI_SUCCESS;
-  return rc != MPI_SUCCESS ? rc : op_rc;
+  return complete(
+      request, 1, status, 1, [&](MPI_Status* into) { return host().Test(request, flag, into); },
+      [&](Completion& c, MPI_Status* mine, int rc) {
+        const int op_rc = *flag ? c.finish(0, mine, rc) : MPI_SUCCESS;
+        return rc != MPI_SUCCESS ? rc : op_rc;
+      });
 }
 
 namespace {
@@ -409,63 +422,59 @@ int finish_any(Completion& c, const int* index, MPI_Status* mine, int rc) {
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   count_wait();
-  if (table().empty()) return host().Waitall(count, requests, statuses);
-  Completion c(requests, count);
-  if (!c.any_ours()) return host().Waitall(count, requests, statuses);
-  MPI_Status* mine = c.statuses(count, statuses);
-  const int rc = host().Waitall(count, requests, mine);
-  return finish_all(c, count, mine, rc);
+  return complete(
+      requests, count, statuses, count,
+      [&](MPI_Status* into) { return host().Waitall(count, requests, into); },
+      [&](Completion& c, MPI_Status* mine, int rc) { return finish_all(c, count, mine, rc); });
 }
 
 int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  if (table().empty()) return host().Testall(count, requests, flag, statuses);
-  Completion c(requests, count);
-  if (!c.any_ours()) return host().Testall(count, requests, flag, statuses);
-  MPI_Status* mine = c.statuses(count, statuses);
-  const int rc = host().Testall(count, requests, flag, mine);
-  if (!*flag && rc == MPI_SUCCESS) return rc;
-  return finish_all(c, count, mine, rc);
+  return complete(
+      requests, count, statuses, count,
+      [&](MPI_Status* into) { return host().Testall(count, requests, flag, into); },
+      [&](Completion& c, MPI_Status* mine, int rc) {
+        if (!*flag && rc == MPI_SUCCESS) return rc;
+        return finish_all(c, count, mine, rc);
+      });
 }
 
 int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   count_wait();
-  if (table().empty()) return host().Waitany(count, requests, index, status);
-  Completion c(requests, count);
-  if (!c.any_ours()) return host().Waitany(count, requests, index, status);
-  MPI_Status* mine = c.statuses(1, status);
-  const int rc = host().Waitany(count, requests, index, mine);
-  return finish_any(c, index, mine, rc);
+  return complete(
+      requests, count, status, 1,
+      [&](MPI_Status* into) { return host().Waitany(count, requests, index, into); },
+      [&](Completion& c, MPI_Status* mine, int rc) { return finish_any(c, index, mine, rc); });
 }
 
 int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  if (table().empty()) return host().Testany(count, requests, index, flag, status);
-  Completion c(requests, count);
-  if (!c.any_ours()) return host().Testany(count, requests, index, flag, status);
-  MPI_Status* mine = c.statuses(1, status);
-  const int rc = host().Testany(count, requests, index, flag, mine);
-  if (!*flag) return rc;
-  return finish_any(c, index, mine, rc);
+  return complete(
+      requests, count, status, 1,
+      [&](MPI_Status* into) { return host().Testany(count, requests, index, flag, into); },
+      [&](Completion& c, MPI_Status* mine, int rc) {
+        if (!*flag) return rc;
+        return finish_any(c, index, mine, rc);
+      });
 }
 
 int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
              MPI_Status statuses[]) {
   count_wait();
-  if (table().empty()) return host().Waitsome(incount, requests, outcount, indices, statuses);
-  Completion c(requests, incount);
-  if (!c.any_ours()) return host().Waitsome(incount, requests, outcount, indices, statuses);
-  MPI_Status* mine = c.statuses(incount, statuses);
-  const int rc = host().Waitsome(incount, requests, outcount, indices, mine);
-  return finish_some(c, *outcount, indices, mine, rc);
+  return complete(
+      requests, incount, statuses, incount,
+      [&](MPI_Status* into) { return host().Waitsome(incount, requests, outcount, indices, into); },
+      [&](Completion& c, MPI_Status* mine, int rc) {
+        return finish_some(c, *outcount, indices, mine, rc);
+      });
 }
 
 int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
              MPI_Status statuses[]) {
-  if (table().empty()) return host().Testsome(incount, requests, outcount, indices, statuses);
-  Completion c(requests, incount);
-  if (!c.any_ours()) return host().Testsome(incount, requests, outcount, indices, statuses);
-  MPI_Status* mine = c.statuses(incount, statuses);
-  const int rc = host().Testsome(incount, requests, outcount, indices, mine);
-  return finish_some(c, *outcount, indices, mine, rc);
+  return complete(
+      requests, incount, statuses, incount,
+      [&](MPI_Status* into) { return host().Testsome(incount, requests, outcount, indices, into); },
+      [&](Completion& c, MPI_Status* mine, int rc) {
+        return finish_some(c, *outcount, indices, mine, rc);
+      });
 }
 
 // Completion without freeing: Loom finishes its part now (the user may read the buffer

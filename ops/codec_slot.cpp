@@ -56,7 +56,8 @@ Slot& slot() {
 
 // Every all-to-all asks codec_for, most with the same communicator as the last call: each
 // thread keeps its last answer, valid while no hint changed (hints_epoch, bumped under the
-// slot's lock). The locked lookup cost about 0.05 us per call (docs/compress.md).
+// slot's lock). A locked lookup on every call would cost small all-to-alls a visible share of
+// their time.
 std::atomic<uint64_t> hints_epoch{1};
 struct LastAnswer {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -254,7 +255,7 @@ CodecCost codec_cost(const codec::Codec& codec, codec::Element element,
   // load, scaled to compress + decompress by the first measurement's split; smoothed. One
   // probe counts as at most kMaxProbeStep times the present estimate, so that one probe stalled
   // by descheduling does not send the next calls raw, while a lasting load still raises the
-  // estimate 1.75x a call (docs/compress.md).
+  // estimate a call after a call (docs/compress.md, "The threshold").
   constexpr double kMaxProbeStep = 4;
   if (compress_seconds_per_byte > 0 && m.compress_share > 0) {
     double sample = compress_seconds_per_byte / m.compress_share;

@@ -77,8 +77,8 @@ class HostCall {
 // The common case, decided inline before anything else: both sides basic or contiguous (nothing
 // to pack) in host memory, or not planned yet, so the host's own call as written (`call`). Only
 // for collectives whose buffers and types are significant on every rank (a root-only argument may
-// be garbage elsewhere). A 64 B all-to-all through Loom's full path cost 0.1-0.2 us more than the
-// host's (docs/collectives.md).
+// be garbage elsewhere). Loom's full path would cost a small call more than the host's own
+// (docs/collectives.md, "What goes to the host unchanged").
 [[gnu::always_inline]] inline bool collective_passes_through(HostCall& call, const void* sendbuf,
                                                              MPI_Datatype sendtype,
                                                              const void* recvbuf,
@@ -88,8 +88,8 @@ class HostCall {
 }
 
 // The same for collectives whose sides are uniform (MPI_Alltoall, MPI_Allgather), where a block of
-// one element the host moves whole (host_moves_whole) passes too: Loom's path cost 0.05 us a call
-// more for an int a block (docs/collectives.md, "Small calls").
+// one element the host moves whole (host_moves_whole) passes too: packing cannot gain there, and
+// Loom's path would cost the call more (docs/collectives.md, "Small calls").
 [[gnu::always_inline]] inline bool uniform_passes_through(HostCall& call, const void* sendbuf,
                                                           int sendcount, MPI_Datatype sendtype,
                                                           const void* recvbuf, int recvcount,
@@ -101,8 +101,8 @@ class HostCall {
 // The rooted collectives' common case, decided inline on each rank of an intra-communicator
 // from the arguments significant there: the root's two sides (in place counts as plain), another
 // rank's one side (a gather's send side, a scatter's receive side), basic or contiguous in host
-// memory; then the host's own call as written. Through the full description a gather of one
-// int cost 0.04-0.13 us more than the host's (0.47-0.73x, docs/results/2026-11-30-s54).
+// memory; then the host's own call as written. The full description would cost a gather of one
+// int more than the host's own call (docs/collectives.md, "What goes to the host unchanged").
 // Inter-communicators take the full path, which leaves them to the host.
 [[gnu::always_inline]] inline bool rooted_passes_through(HostCall& call, MPI_Comm comm, int root,
                                                          bool gather, const void* sendbuf,
@@ -128,9 +128,9 @@ class HostCall {
 }
 
 // MPI_Alltoallw's and MPI_Ialltoallw's common case on an intra-communicator, every type plain
-// (per_type_side_passes_through): the host's own call as written. Through the full description
-// a call of one int a peer cost 0.2-0.3 us more than the host's (0.52-0.65x,
-// docs/results/2026-11-30-s57).
+// (per_type_side_passes_through): the host's own call as written. The full description would
+// cost a small call more than the host's own (docs/collectives.md, "What goes to the host
+// unchanged").
 [[gnu::always_inline]] inline bool alltoallw_passes_through(HostCall& call, MPI_Comm comm,
                                                             const void* sendbuf,
                                                             const MPI_Datatype sendtypes[],

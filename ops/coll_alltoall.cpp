@@ -33,15 +33,6 @@ bool describe_alltoall(Exchange& ex, const void* sendbuf, int sendcount, MPI_Dat
   return true;
 }
 
-// The send side's blocks as the host sends them: MPI_BYTE, or one seamed type each.
-int sent_count(const Exchange& ex) {
-  return ex.send.seamed_type != MPI_DATATYPE_NULL ? 1 : ex.send.count;
-}
-
-MPI_Datatype sent_type(const Exchange& ex) {
-  return ex.send.seamed_type != MPI_DATATYPE_NULL ? ex.send.seamed_type : MPI_BYTE;
-}
-
 bool describe_alltoallv(Exchange& ex, const void* sendbuf, const int* sendcounts,
                         const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                         const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
@@ -79,18 +70,12 @@ bool describe_alltoallw(Exchange& ex, const void* sendbuf, const int* sendcounts
   return true;
 }
 
-// The send arrays of an in-place all-to-all are ignored; the receive side's stand in.
-const int* send_counts(const Exchange& ex) {
-  return ex.send.buffer == MPI_IN_PLACE ? ex.recv.counts.data() : ex.send.counts.data();
-}
-
-const int* send_displs(const Exchange& ex) {
-  return ex.send.buffer == MPI_IN_PLACE ? ex.recv.displs.data() : ex.send.displs.data();
-}
-
-const MPI_Datatype* send_types(const Exchange& ex) {
-  return ex.send.buffer == MPI_IN_PLACE ? ex.recv.types.data() : ex.send.types.data();
-}
+// The family's table: one descriptor per collective (ops/coll_exchange.hpp).
+using Alltoall = Collective<LOOM_HOST_FORMS(Alltoall, alltoall), describe_alltoall, UniformBytes>;
+using Alltoallv =
+    Collective<LOOM_HOST_FORMS(Alltoallv, alltoallv), describe_alltoallv, VaryingBytes>;
+using Alltoallw =
+    Collective<LOOM_HOST_FORMS(Alltoallw, alltoallw), describe_alltoallw, PerTypeBytes>;
 
 }  // namespace
 
@@ -104,28 +89,14 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   if (HostCall call;
       uniform_passes_through(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
     return call.run([&] {
-      return host().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+      return Alltoall::Host::call_now(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm);
     });
   if (int rank, size; intracommunicator(comm, &rank, &size))
     if (SmallCall call; small_call(uniform(sendbuf, size, sendcount, sendtype),
                                    uniform(recvbuf, size, recvcount, recvtype), &call))
-      return run_small(call, [&](const void* send, int sent, MPI_Datatype send_type, void* recv,
-                                 int received, MPI_Datatype recv_type) {
-        return host().Alltoall(send, sent, send_type, recv, received, recv_type, comm);
-      });
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                 comm);
-      },
-      [&](Exchange& ex) {
-        return host().Alltoall(ex.send.buffer, sent_count(ex), sent_type(ex), ex.recv.buffer,
-                               ex.recv.count, MPI_BYTE, comm);
-      },
-      [&] {
-        return host().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      });
+      return run_small<Alltoall>(call, comm);
+  return run_blocking<Alltoall>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -137,23 +108,11 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   if (HostCall call;
       uniform_passes_through(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
     return call.run([&] {
-      return LOOM_HOST_LATER(later, Alltoall, alltoall, sendbuf, sendcount, sendtype, recvbuf,
-                             recvcount, recvtype, comm);
+      return Alltoall::Host::call_later(later, nullptr, sendbuf, sendcount, sendtype, recvbuf,
+                                        recvcount, recvtype, comm);
     });
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                 comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Alltoall, alltoall, ex.send.buffer, sent_count(ex),
-                               sent_type(ex), ex.recv.buffer, ex.recv.count, MPI_BYTE, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Alltoall, alltoall, sendbuf, sendcount, sendtype, recvbuf,
-                               recvcount, recvtype, comm);
-      });
+  return run_later<Alltoall>(later, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm);
 }
 
 int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -164,24 +123,11 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
     return rc;
   if (HostCall call; collective_passes_through(call, sendbuf, sendtype, recvbuf, recvtype))
     return call.run([&] {
-      return host().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm);
+      return Alltoallv::Host::call_now(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm);
     });
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                  rdispls, recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Alltoallv(ex.send.buffer, send_counts(ex), send_displs(ex), MPI_BYTE,
-                                ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
-                                MPI_BYTE, comm);
-      },
-      [&] {
-        return host().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm);
-      });
+  return run_blocking<Alltoallv>(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm);
 }
 
 int ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -193,66 +139,26 @@ int ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
     return rc;
   if (HostCall call; collective_passes_through(call, sendbuf, sendtype, recvbuf, recvtype))
     return call.run([&] {
-      return LOOM_HOST_LATER(later, Alltoallv, alltoallv, sendbuf, sendcounts, sdispls, sendtype,
-                             recvbuf, recvcounts, rdispls, recvtype, comm);
+      return Alltoallv::Host::call_later(later, nullptr, sendbuf, sendcounts, sdispls, sendtype,
+                                         recvbuf, recvcounts, rdispls, recvtype, comm);
     });
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                  rdispls, recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Alltoallv, alltoallv, ex.send.buffer, send_counts(ex),
-                               send_displs(ex), MPI_BYTE, ex.recv.buffer, ex.recv.counts.data(),
-                               ex.recv.displs.data(), MPI_BYTE, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Alltoallv, alltoallv, sendbuf, sendcounts, sdispls, sendtype,
-                               recvbuf, recvcounts, rdispls, recvtype, comm);
-      });
+  return run_later<Alltoallv>(later, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
 }
 
 int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
               const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                  rdispls, recvtypes, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Alltoallw(ex.send.buffer, send_counts(ex), send_displs(ex), send_types(ex),
-                                ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
-                                ex.recv.types.data(), comm);
-      },
-      [&] {
-        return host().Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                rdispls, recvtypes, comm);
-      });
+  return run_blocking<Alltoallw>(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                 rdispls, recvtypes, comm);
 }
 
 int ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                  rdispls, recvtypes, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Alltoallw, alltoallw, ex.send.buffer, send_counts(ex),
-                               send_displs(ex), send_types(ex), ex.recv.buffer,
-                               ex.recv.counts.data(), ex.recv.displs.data(), ex.recv.types.data(),
-                               comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Alltoallw, alltoallw, sendbuf, sendcounts, sdispls, sendtypes,
-                               recvbuf, recvcounts, rdispls, recvtypes, comm);
-      });
+  return run_later<Alltoallw>(later, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                              rdispls, recvtypes, comm);
 }
 
 }  // namespace loom::ops

@@ -52,37 +52,32 @@ bool route_device_side(TypeRoute* route) {
 }
 
 UserSide uniform(const void* base, int blocks, int count, MPI_Datatype type) {
-  UserSide side;
-  side.base = base;
-  side.blocks = blocks;
-  side.count = count;
-  side.type = type;
-  return side;
+  return {.shape = UserSide::Shape::Uniform,
+          .base = base,
+          .blocks = blocks,
+          .count = count,
+          .type = type};
 }
 
 UserSide varying(const void* base, int blocks, const int* counts, const int* displs,
                  MPI_Datatype type) {
-  UserSide side;
-  side.shape = UserSide::Shape::Varying;
-  side.base = base;
-  side.blocks = blocks;
-  side.counts = counts;
-  side.displs = displs;
-  side.type = type;
-  return side;
+  return {.shape = UserSide::Shape::Varying,
+          .base = base,
+          .blocks = blocks,
+          .type = type,
+          .counts = counts,
+          .displs = displs};
 }
 
 UserSide per_type(const void* base, int blocks, const int* counts, const int* displs,
                   const MPI_Aint* aint_displs, const MPI_Datatype* types) {
-  UserSide side;
-  side.shape = UserSide::Shape::PerType;
-  side.base = base;
-  side.blocks = blocks;
-  side.counts = counts;
-  side.displs = displs;
-  side.aint_displs = aint_displs;
-  side.types = types;
-  return side;
+  return {.shape = UserSide::Shape::PerType,
+          .base = base,
+          .blocks = blocks,
+          .counts = counts,
+          .displs = displs,
+          .aint_displs = aint_displs,
+          .types = types};
 }
 
 int64_t block_bytes(const HostSide& side, size_t k) {
@@ -94,66 +89,85 @@ int64_t block_offset(const HostSide& side, size_t k) {
   return side.aint_displs.empty() ? int64_t{side.displs[k]} : int64_t{side.aint_displs[k]};
 }
 
-bool describe_side(const UserSide& user, HostSide* side) {
-  using Shape = UserSide::Shape;
-  using Kind = TypeRoute::Kind;
-  if (user.blocks < 0) return false;
-  const bool device = device_memory(user.base);
-  if (user.shape == Shape::Uniform) {
-    TypeRoute route;
-    if (user.count < 0 || !route_of(user.type, &route)) return false;
-    if (device && !route_device_side(&route)) {
-      side->unstageable_device = !device_aware_host;
-      return false;
-    }
-    const int64_t bytes = user.count * route.size;
-    if (!fits_int(bytes)) {
-      side->unstageable_device = device && !device_aware_host;
-      return false;
-    }
-    side->count = static_cast<int>(bytes);
-    if (route.kind == Kind::Direct) {
-      side->buffer = at(user.base, route.first_byte);
-      return true;
-    }
-    side->staged = true;
-    int64_t stride = bytes;
-    // The seam keeps the host's single-copy rendezvous off each block; the byte stream is
-    // unchanged, so each rank decides alone.
-    if (user.seamable && route.kind == Kind::Plan && route.memory == exec::MemoryKind::Host &&
-        bytes > 0 && user.blocks > 0) {
-      side->seamed_type = seamed_block_type(bytes);
-      if (side->seamed_type != MPI_DATATYPE_NULL) side->seam_stride = stride = bytes + kSeamGap;
-    }
-    side->staging =
-        StagingBuffer(static_cast<size_t>(std::max<int64_t>(stride * user.blocks, 1)), device);
-    side->buffer = side->staging.data();
-    if (bytes > 0) side->pieces.push_back({at(user.base, 0), user.count, 0, user.blocks, 0, route});
+namespace {
+
+using Shape = UserSide::Shape;
+using Kind = TypeRoute::Kind;
+
+// A uniform side: one route for every block, blocks back to back (seamed where UserSide::seamable
+// and the host's wire allows).
+bool describe_uniform_side(const UserSide& user, bool device, HostSide* side) {
+  TypeRoute route;
+  if (user.count < 0 || !route_of(user.type, &route)) return false;
+  if (device && !route_device_side(&route)) {
+    side->unstageable_device = !device_aware_host;
+    return false;
+  }
+  const int64_t bytes = user.count * route.size;
+  if (!fits_int(bytes)) {
+    side->unstageable_device = device && !device_aware_host;
+    return false;
+  }
+  side->count = static_cast<int>(bytes);
+  if (route.kind == Kind::Direct) {
+    side->buffer = at(user.base, route.first_byte);
     return true;
   }
+  side->staged = true;
+  int64_t stride = bytes;
+  // The seam keeps the host's single-copy rendezvous off each block; the byte stream is
+  // unchanged, so each rank decides alone.
+  if (user.seamable && route.kind == Kind::Plan && route.memory == exec::MemoryKind::Host &&
+      bytes > 0 && user.blocks > 0) {
+    side->seamed_type = seamed_block_type(bytes);
+    if (side->seamed_type != MPI_DATATYPE_NULL) side->seam_stride = stride = bytes + kSeamGap;
+  }
+  side->staging =
+      StagingBuffer(static_cast<size_t>(std::max<int64_t>(stride * user.blocks, 1)), device);
+  side->buffer = side->staging.data();
+  if (bytes > 0) side->pieces.push_back({at(user.base, 0), user.count, 0, user.blocks, 0, route});
+  return true;
+}
+
+// The routes of a varying or per-type side (one for a varying side, one a block for a per-type
+// side), and whether the host reads the user's memory directly (`*direct`); false where the
+// side is invalid or in device memory Loom cannot stage.
+bool block_routes(const UserSide& user, bool device, HostSide* side, std::vector<TypeRoute>* routes,
+                  bool* direct) {
   if (user.blocks > 0 && (!user.counts || (!user.displs && !user.aint_displs) ||
                           (user.shape == Shape::PerType && !user.types)))
     return false;
   const size_t blocks = static_cast<size_t>(user.blocks);
   const bool per_type = user.shape == Shape::PerType;
-  std::vector<TypeRoute> routes(per_type ? std::max<size_t>(blocks, 1) : 1);
-  if (!per_type && !route_of(user.type, &routes[0])) return false;
-  bool direct = per_type || routes[0].kind == Kind::Direct;
+  routes->resize(per_type ? std::max<size_t>(blocks, 1) : 1);
+  if (!per_type && !route_of(user.type, &(*routes)[0])) return false;
+  *direct = per_type || (*routes)[0].kind == Kind::Direct;
   for (size_t i = 0; i < blocks; ++i) {
     if (user.counts[i] < 0) return false;
     if (per_type) {
-      if (!route_of(user.types[i], &routes[i])) return false;
-      direct = direct && (user.counts[i] == 0 || routes[i].kind == Kind::Direct);
+      if (!route_of(user.types[i], &(*routes)[i])) return false;
+      *direct = *direct && (user.counts[i] == 0 || (*routes)[i].kind == Kind::Direct);
     }
   }
   if (device) {
-    for (TypeRoute& route : routes)
+    for (TypeRoute& route : *routes)
       if (route.type != MPI_DATATYPE_NULL && !route_device_side(&route)) {
         side->unstageable_device = !device_aware_host;
         return false;
       }
-    direct = false;
+    *direct = false;
   }
+  return true;
+}
+
+// A varying or per-type side: each block's count and displacement in bytes, and where the side
+// is staged, its pieces back to back in staging.
+bool describe_blocks_side(const UserSide& user, bool device, HostSide* side) {
+  std::vector<TypeRoute> routes;
+  bool direct = false;
+  if (!block_routes(user, device, side, &routes, &direct)) return false;
+  const size_t blocks = static_cast<size_t>(user.blocks);
+  const bool per_type = user.shape == Shape::PerType;
   // Element origin of block i relative to `base`, in bytes.
   auto origin = [&](size_t i) -> int64_t {
     if (!per_type) return int64_t{user.displs[i]} * routes[0].extent;
@@ -195,6 +209,15 @@ bool describe_side(const UserSide& user, HostSide* side) {
   side->staging = StagingBuffer(static_cast<size_t>(std::max<int64_t>(offset, 1)), device);
   side->buffer = side->staging.data();
   return true;
+}
+
+}  // namespace
+
+bool describe_side(const UserSide& user, HostSide* side) {
+  if (user.blocks < 0) return false;
+  const bool device = device_memory(user.base);
+  if (user.shape == Shape::Uniform) return describe_uniform_side(user, device, side);
+  return describe_blocks_side(user, device, side);
 }
 
 int move_run(const Piece& piece, int first, int blocks, char* packed, bool pack, MPI_Comm comm) {

@@ -1,7 +1,8 @@
 // What every collective shares (internal to ops/): how one side of a call reaches the host as
 // bytes (describe_side), the Exchange that packs before and unpacks after the host collective,
-// and run_blocking/run_later. Each family (coll_alltoall.cpp, coll_gather.cpp,
-// coll_neighbour.cpp) describes its calls with these.
+// the descriptor that describes each collective once (Collective, at the end), and run_blocking,
+// run_later and run_small, which serve every form of a call from its descriptor. Each family
+// (coll_alltoall.cpp, coll_gather.cpp, coll_neighbour.cpp) keeps a table of its descriptors.
 //
 // Data-movement collectives (all-to-all, gather, scatter, broadcast,
 // neighbourhood) with any datatypes. All ranks of a collective must describe their data
@@ -21,6 +22,8 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -417,13 +420,11 @@ bool neighbourhood(MPI_Comm comm, int* in, int* out, bool types_left_to_host);
 void neighbour_lists(MPI_Comm comm, int in, int out, std::vector<int>* sources,
                      std::vector<int>* destinations);
 
-// ---- One description per collective ---------------------------------------------------
-// Each fills `ex` and returns true, or returns false when the host must run the call as
-// the user wrote it.
+// ---- Describing a call ----------------------------------------------------------------------
+// Each collective's `describe_*` function fills `ex` and returns true, or returns false when the
+// host must run the call as the user wrote it; describe_sides is what they share.
 
 bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv);
-
-// ---- Running a description ------------------------------------------------------------
 
 // A call the host cannot run as written: a side in device memory that Loom cannot stage, on a
 // host that does not read device memory. MPI_ERR_UNSUPPORTED_OPERATION through the
@@ -431,23 +432,11 @@ bool describe_sides(Exchange& ex, const UserSide* send, const UserSide* recv);
 bool refused_on_device(const Exchange& ex);
 int refuse_device_call(MPI_Comm comm);
 
-// Blocking: pack, run the host collective on bytes, unpack. A call with nothing to stage (both
-// sides contiguous) goes to the host as written: the same bytes, without the change of type.
-template <typename Describe, typename OnBytes, typename AsWritten>
-int run_blocking(MPI_Comm comm, Describe describe, OnBytes on_bytes, AsWritten as_written) {
-  Exchange ex(comm);
-  if (!describe(ex)) return refused_on_device(ex) ? refuse_device_call(comm) : as_written();
-  if (!ex.owns_anything()) return as_written();
-  if (int rc = ex.start(); rc != MPI_SUCCESS) return rc;
-  return ex.finish(on_bytes(ex));
-}
-
 // ---- Small uniform calls ----------------------------------------------------------------
 // A blocking call whose two sides are uniform (one count and type for every block, blocks back
 // to back) in host memory, with types Loom has plans for, staging at most kStackStagingBytes a
-// side: packed on the stack and run without an Exchange. Through the Exchange, a call of 4-64 B
-// blocks cost 0.25-0.5 us more than the host's exchange of the same bytes, several times what
-// its packing takes (docs/collectives.md, "Small calls").
+// side: packed on the stack and run without an Exchange, whose description would cost such a
+// call more than its packing (docs/collectives.md, "Small calls").
 
 // One side of a small call.
 struct SmallSide {
@@ -485,48 +474,196 @@ bool small_call(const UserSide& send, const UserSide& recv, SmallCall* call,
 // Packs the side's blocks into `staging`, or unpacks them from it (all but the skipped).
 void move_small(const SmallSide& side, char* staging, bool pack);
 
-// Runs `call`: `on_host(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)` is the
-// host's collective.
-// Not inlined: its staging would enlarge the frame of the callers' pass-through paths.
-template <typename OnHost>
-[[gnu::noinline]] int run_small(const SmallCall& call, OnHost on_host) {
-  alignas(64) char send_staging[kStackStagingBytes];
-  alignas(64) char recv_staging[kStackStagingBytes];
-  if (call.send.staged()) move_small(call.send, send_staging, true);
-  const int rc =
-      on_host(call.send.host_buffer(send_staging), call.send.host_count(), call.send.host_type(),
-              call.recv.host_buffer(recv_staging), call.recv.host_count(), call.recv.host_type());
-  if (rc == MPI_SUCCESS && call.recv.staged()) move_small(call.recv, recv_staging, false);
-  return rc;
+// ---- One descriptor per collective ----------------------------------------------------------
+// Each collective is one row of its family's table (coll_alltoall.cpp, coll_gather.cpp,
+// coll_neighbour.cpp): Collective<its host forms, its describe_* function, the shape of its
+// arguments on bytes>. run_blocking, run_later and run_small serve the call's blocking,
+// non-blocking and persistent forms from that row and the user's own arguments, the
+// communicator last as in MPI: the host's form with those arguments (as written), or
+// describe_* fills an Exchange and the host's form gets the Exchange's bytes.
+
+// The host's forms of one collective (mpi/host.hpp): MPI_<Name>, MPI_I<name> and, where the
+// host has persistent collectives, <Name>_init.
+template <auto Blocking, auto NonBlocking, auto Persistent>
+struct HostForms {
+  template <typename... Args>
+  static int call_now(Args... args) {
+    return (host().*Blocking)(args...);
+  }
+  // MPI_I<name>(ARGS..., later.request), or for a persistent call <Name>_init(ARGS...,
+  // later.info, later.request). `ex`: the Exchange whose bytes ARGS describe, or null.
+  template <typename... Args>
+  static int call_later(const Later& later, Exchange* /*ex*/, Args... args) {
+    if constexpr (Persistent != nullptr)
+      if (later.persistent) return (host().*Persistent)(args..., later.info, later.request);
+    return (host().*NonBlocking)(args..., later.request);
+  }
+};
+#ifdef LOOM_PERSISTENT_COLLECTIVES
+#define LOOM_HOST_FORMS(Name, name) \
+  HostForms<&HostMpi::Name, &HostMpi::I##name, &HostMpi::Name##_init>
+#else
+#define LOOM_HOST_FORMS(Name, name) HostForms<&HostMpi::Name, &HostMpi::I##name, nullptr>
+#endif
+
+// A uniform side's blocks as the host moves them: bytes, or one seamed type each
+// (HostSide::seam_stride).
+inline int block_count(const HostSide& side) {
+  return side.seamed_type != MPI_DATATYPE_NULL ? 1 : side.count;
+}
+inline MPI_Datatype block_type(const HostSide& side) {
+  return side.seamed_type != MPI_DATATYPE_NULL ? side.seamed_type : MPI_BYTE;
+}
+
+// The arrays the host reads for the send side: an in-place all-to-all's are ignored, and the
+// receive side's stand in.
+inline const HostSide& send_arrays(const Exchange& ex) {
+  return ex.send.buffer == MPI_IN_PLACE ? ex.recv : ex.send;
+}
+
+// The shapes of the host's arguments on an Exchange's bytes. `call(host, ex, ARGS...)`, ARGS a
+// collective's arguments, passes `host` the byte form of those that describe data, then the rest
+// (a root, the communicator) as the user gave them.
+
+// Uniform sides: MPI_Alltoall's sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype.
+struct UniformBytes {
+  template <typename Host, typename... Rest>
+  static int call(Host host, const Exchange& ex, const void*, int, MPI_Datatype, void*, int,
+                  MPI_Datatype, Rest... rest) {
+    return host(ex.send.buffer, block_count(ex.send), block_type(ex.send), ex.recv.buffer,
+                block_count(ex.recv), block_type(ex.recv), rest...);
+  }
+};
+
+// Varying sides: MPI_Alltoallv's counts and displacements on both sides.
+struct VaryingBytes {
+  template <typename Host, typename... Rest>
+  static int call(Host host, const Exchange& ex, const void*, const int*, const int*, MPI_Datatype,
+                  void*, const int*, const int*, MPI_Datatype, Rest... rest) {
+    const HostSide& sent = send_arrays(ex);
+    return host(ex.send.buffer, sent.counts.data(), sent.displs.data(), MPI_BYTE, ex.recv.buffer,
+                ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE, rest...);
+  }
+};
+
+// A type per block: MPI_Alltoallw's (int displacements) and MPI_Neighbor_alltoallw's
+// (MPI_Aint displacements).
+struct PerTypeBytes {
+  template <typename Host, typename Displacement, typename... Rest>
+  static int call(Host host, const Exchange& ex, const void*, const int*, const Displacement*,
+                  const MPI_Datatype*, void*, const int*, const Displacement*, const MPI_Datatype*,
+                  Rest... rest) {
+    const HostSide& sent = send_arrays(ex);
+    return host(ex.send.buffer, sent.counts.data(), displacements<Displacement>(sent),
+                sent.types.data(), ex.recv.buffer, ex.recv.counts.data(),
+                displacements<Displacement>(ex.recv), ex.recv.types.data(), rest...);
+  }
+  template <typename Displacement>
+  static const Displacement* displacements(const HostSide& side) {
+    if constexpr (std::is_same_v<Displacement, MPI_Aint>)
+      return side.aint_displs.data();
+    else
+      return side.displs.data();
+  }
+};
+
+// A uniform send side and a varying receive side: MPI_Allgatherv's and MPI_Gatherv's.
+struct GathervBytes {
+  template <typename Host, typename... Rest>
+  static int call(Host host, const Exchange& ex, const void*, int, MPI_Datatype, void*, const int*,
+                  const int*, MPI_Datatype, Rest... rest) {
+    return host(ex.send.buffer, block_count(ex.send), block_type(ex.send), ex.recv.buffer,
+                ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE, rest...);
+  }
+};
+
+// A varying send side and a uniform receive side: MPI_Scatterv's.
+struct ScattervBytes {
+  template <typename Host, typename... Rest>
+  static int call(Host host, const Exchange& ex, const void*, const int*, const int*, MPI_Datatype,
+                  void*, int, MPI_Datatype, Rest... rest) {
+    return host(ex.send.buffer, ex.send.counts.data(), ex.send.displs.data(), MPI_BYTE,
+                ex.recv.buffer, block_count(ex.recv), block_type(ex.recv), rest...);
+  }
+};
+
+// One buffer, sent by the root (its send side) and received by the others (their receive side):
+// MPI_Bcast's.
+struct BcastBytes {
+  template <typename Host, typename... Rest>
+  static int call(Host host, const Exchange& ex, void*, int, MPI_Datatype, Rest... rest) {
+    const HostSide& side = ex.bcast_root ? ex.send : ex.recv;
+    return host(side.buffer, block_count(side), block_type(side), rest...);
+  }
+};
+
+// One collective: `HostFormsOf` its host forms, `DescribeFn` its describe_* function (an
+// Exchange from the user's arguments), `BytesOf` the shape of its arguments on bytes.
+template <typename HostFormsOf, auto DescribeFn, typename BytesOf>
+struct Collective {
+  using Host = HostFormsOf;
+  using Bytes = BytesOf;
+  static constexpr auto describe = DescribeFn;
+};
+
+// A collective's communicator: its last argument.
+template <typename... Args>
+MPI_Comm communicator_of(const Args&... args) {
+  return std::get<sizeof...(Args) - 1>(std::forward_as_tuple(args...));
+}
+
+// Blocking: pack, run the host collective on bytes, unpack. A call with nothing to stage (both
+// sides contiguous) goes to the host as written: the same bytes, without the change of type.
+template <typename Call, typename... Args>
+int run_blocking(Args... args) {
+  const MPI_Comm comm = communicator_of(args...);
+  Exchange ex(comm);
+  if (!Call::describe(ex, args...))
+    return refused_on_device(ex) ? refuse_device_call(comm) : Call::Host::call_now(args...);
+  if (!ex.owns_anything()) return Call::Host::call_now(args...);
+  if (int rc = ex.start(); rc != MPI_SUCCESS) return rc;
+  const auto on_host = [](auto... bytes) { return Call::Host::call_now(bytes...); };
+  return ex.finish(Call::Bytes::call(on_host, ex, args...));
 }
 
 // Completed later (ops/coll.hpp, Later). Non-blocking: pack, start the host collective on bytes,
 // and leave the unpack (and the staging buffers and byte arrays the host may still read) to the
 // request's completion. Persistent: the host's persistent collective on bytes, over staging that
 // lives as long as the request; each MPI_Start packs, each completion unpacks.
-template <typename Describe, typename OnBytes, typename AsWritten>
-int run_later(MPI_Comm comm, const Later& later, Describe describe, OnBytes on_bytes,
-              AsWritten as_written) {
+template <typename Call, typename... Args>
+int run_later(const Later& later, Args... args) {
+  const MPI_Comm comm = communicator_of(args...);
   auto ex = std::make_unique<Exchange>(comm);
-  if (!later.request) return as_written();
-  if (!describe(*ex)) return refused_on_device(*ex) ? refuse_device_call(comm) : as_written();
-  if (!ex->owns_anything()) return as_written();
+  if (!later.request) return Call::Host::call_later(later, nullptr, args...);
+  if (!Call::describe(*ex, args...))
+    return refused_on_device(*ex) ? refuse_device_call(comm)
+                                  : Call::Host::call_later(later, nullptr, args...);
+  if (!ex->owns_anything()) return Call::Host::call_later(later, nullptr, args...);
   if (!later.persistent)
     if (int rc = ex->start(); rc != MPI_SUCCESS) return rc;
   ex->hold_types(later.persistent);
-  const int rc = on_bytes(*ex);
+  Exchange* held = ex.get();
+  const auto on_host = [&later, held](auto... bytes) {
+    return Call::Host::call_later(later, held, bytes...);
+  };
+  const int rc = Call::Bytes::call(on_host, *held, args...);
   if (rc == MPI_SUCCESS) track_request(*later.request, std::move(ex));
   return rc;
 }
 
-// The host's MPI_I<name>(ARGS..., later.request), or for a persistent call its
-// <Name>_init(ARGS..., later.info, later.request); ARGS end with the communicator.
-#ifdef LOOM_PERSISTENT_COLLECTIVES
-#define LOOM_HOST_LATER(later, Name, name, ...)                                        \
-  ((later).persistent ? host().Name##_init(__VA_ARGS__, (later).info, (later).request) \
-                      : host().I##name(__VA_ARGS__, (later).request))
-#else
-#define LOOM_HOST_LATER(later, Name, name, ...) host().I##name(__VA_ARGS__, (later).request)
-#endif
+// Runs a small call of a collective whose arguments are its two uniform sides and the
+// communicator. Not inlined: its staging would enlarge the frame of the callers' pass-through
+// paths.
+template <typename Call>
+[[gnu::noinline]] int run_small(const SmallCall& call, MPI_Comm comm) {
+  alignas(64) char send_staging[kStackStagingBytes];
+  alignas(64) char recv_staging[kStackStagingBytes];
+  if (call.send.staged()) move_small(call.send, send_staging, true);
+  const int rc = Call::Host::call_now(call.send.host_buffer(send_staging), call.send.host_count(),
+                                      call.send.host_type(), call.recv.host_buffer(recv_staging),
+                                      call.recv.host_count(), call.recv.host_type(), comm);
+  if (rc == MPI_SUCCESS && call.recv.staged()) move_small(call.recv, recv_staging, false);
+  return rc;
+}
 
 }  // namespace loom::ops::coll

@@ -18,7 +18,8 @@ namespace {
 // ---- Persistent gather, scatter and allgather on a host that misdelivers them --------------
 // (mpi::host_persistent_uniform_collectives_misdeliver): the host's v form instead, every
 // count `count` and displacement k * count, over arrays that live as long as the request: in
-// Loom's Exchange when Loom packs (`ex`), else beside the host's request.
+// Loom's Exchange when Loom packs, else beside the host's request.
+#ifdef LOOM_PERSISTENT_COLLECTIVES
 
 struct UniformArrays {
   std::vector<int> counts, displs;
@@ -55,70 +56,43 @@ void keep_arrays(Exchange* ex, MPI_Request request, std::shared_ptr<UniformArray
     mpi::keep_until_freed(request, std::move(arrays));
 }
 
-// `v_form(counts, displs)` makes the host's v form where `own` (the host's MPI_I<name> or
-// <Name>_init, LOOM_HOST_LATER) would misdeliver.
-template <typename VForm, typename Own>
-int v_form_or_own(const Later& later, Exchange* ex, MPI_Comm comm, int count, VForm v_form,
-                  Own own) {
-  if (through_v_form(later, comm))
-    if (auto arrays = uniform_arrays(comm, count)) {
-      const int rc = v_form(arrays->counts.data(), arrays->displs.data());
-      if (rc == MPI_SUCCESS) keep_arrays(ex, *later.request, std::move(arrays));
-      return rc;
-    }
-  return own();
-}
+// Which side of a uniform call its v form gives as arrays: a gather's receive side, a
+// scatter's send side.
+enum class ArraysOn : uint8_t { Send, Receive };
 
-#ifdef LOOM_PERSISTENT_COLLECTIVES
-#define LOOM_HOST_V_FORM(Name, ...) host().Name##_init(__VA_ARGS__, later.info, later.request)
-#else  // never called: through_v_form needs a persistent call
-#define LOOM_HOST_V_FORM(Name, ...) MPI_ERR_INTERN
+// `Own`'s host forms, except that a persistent call goes to `VFormInit` (the host's
+// <Name>v_init) where the host would misdeliver it.
+template <typename Own, auto VFormInit, ArraysOn arrays_on>
+struct ThroughVFormWhereMisdelivered : Own {
+  template <typename... Rest>
+  static int call_later(const Later& later, Exchange* ex, const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                        Rest... rest) {
+    const MPI_Comm comm = communicator_of(rest...);
+    const int count = arrays_on == ArraysOn::Receive ? recvcount : sendcount;
+    if (through_v_form(later, comm))
+      if (auto arrays = uniform_arrays(comm, count)) {
+        const int* counts = arrays->counts.data();
+        const int* displs = arrays->displs.data();
+        int rc = MPI_SUCCESS;
+        if constexpr (arrays_on == ArraysOn::Receive)
+          rc = (host().*VFormInit)(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype,
+                                   rest..., later.info, later.request);
+        else
+          rc = (host().*VFormInit)(sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype,
+                                   rest..., later.info, later.request);
+        if (rc == MPI_SUCCESS) keep_arrays(ex, *later.request, std::move(arrays));
+        return rc;
+      }
+    return Own::call_later(later, ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                           rest...);
+  }
+};
+#define LOOM_UNIFORM_HOST_FORMS(Name, name, arrays_on) \
+  ThroughVFormWhereMisdelivered<LOOM_HOST_FORMS(Name, name), &HostMpi::Name##v_init, arrays_on>
+#else  // without persistent collectives, nothing to misdeliver
+#define LOOM_UNIFORM_HOST_FORMS(Name, name, arrays_on) LOOM_HOST_FORMS(Name, name)
 #endif
-
-int host_allgather_later(const Later& later, Exchange* ex, const void* sendbuf, int sendcount,
-                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                         MPI_Comm comm) {
-  return v_form_or_own(
-      later, ex, comm, recvcount,
-      [&](const int* counts, const int* displs) {
-        return LOOM_HOST_V_FORM(Allgatherv, sendbuf, sendcount, sendtype, recvbuf, counts, displs,
-                                recvtype, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Allgather, allgather, sendbuf, sendcount, sendtype, recvbuf,
-                               recvcount, recvtype, comm);
-      });
-}
-
-int host_gather_later(const Later& later, Exchange* ex, const void* sendbuf, int sendcount,
-                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                      int root, MPI_Comm comm) {
-  return v_form_or_own(
-      later, ex, comm, recvcount,
-      [&](const int* counts, const int* displs) {
-        return LOOM_HOST_V_FORM(Gatherv, sendbuf, sendcount, sendtype, recvbuf, counts, displs,
-                                recvtype, root, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Gather, gather, sendbuf, sendcount, sendtype, recvbuf,
-                               recvcount, recvtype, root, comm);
-      });
-}
-
-int host_scatter_later(const Later& later, Exchange* ex, const void* sendbuf, int sendcount,
-                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                       int root, MPI_Comm comm) {
-  return v_form_or_own(
-      later, ex, comm, sendcount,
-      [&](const int* counts, const int* displs) {
-        return LOOM_HOST_V_FORM(Scatterv, sendbuf, counts, displs, sendtype, recvbuf, recvcount,
-                                recvtype, root, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Scatter, scatter, sendbuf, sendcount, sendtype, recvbuf,
-                               recvcount, recvtype, root, comm);
-      });
-}
 
 // Gather family: block `own` of the receive side is this rank's contribution when it
 // gathers in place. Allgather sends it from there; Gather's root keeps it where it is.
@@ -246,13 +220,18 @@ bool describe_bcast(Exchange& ex, void* buffer, int count, MPI_Datatype type, in
   return true;
 }
 
-void* bcast_buffer(const Exchange& ex) {
-  return ex.bcast_root ? ex.send.buffer : ex.recv.buffer;
-}
-
-int bcast_count(const Exchange& ex) {
-  return ex.bcast_root ? ex.send.count : ex.recv.count;
-}
+// The family's table: one descriptor per collective (ops/coll_exchange.hpp).
+using Allgather = Collective<LOOM_UNIFORM_HOST_FORMS(Allgather, allgather, ArraysOn::Receive),
+                             describe_allgather, UniformBytes>;
+using Allgatherv =
+    Collective<LOOM_HOST_FORMS(Allgatherv, allgatherv), describe_allgatherv, GathervBytes>;
+using Gather = Collective<LOOM_UNIFORM_HOST_FORMS(Gather, gather, ArraysOn::Receive),
+                          describe_gather, UniformBytes>;
+using Gatherv = Collective<LOOM_HOST_FORMS(Gatherv, gatherv), describe_gatherv, GathervBytes>;
+using Scatter = Collective<LOOM_UNIFORM_HOST_FORMS(Scatter, scatter, ArraysOn::Send),
+                           describe_scatter, UniformBytes>;
+using Scatterv = Collective<LOOM_HOST_FORMS(Scatterv, scatterv), describe_scatterv, ScattervBytes>;
+using Bcast = Collective<LOOM_HOST_FORMS(Bcast, bcast), describe_bcast, BcastBytes>;
 
 }  // namespace
 
@@ -263,253 +242,91 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   if (int rank, size; intracommunicator(comm, &rank, &size))
     if (SmallCall call; small_call(uniform(sendbuf, 1, sendcount, sendtype),
                                    uniform(recvbuf, size, recvcount, recvtype), &call))
-      return run_small(call, [&](const void* send, int sent, MPI_Datatype send_type, void* recv,
-                                 int received, MPI_Datatype recv_type) {
-        return host().Allgather(send, sent, send_type, recv, received, recv_type, comm);
-      });
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_allgather(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm);
-      },
-      [&](Exchange& ex) {
-        return host().Allgather(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                ex.recv.count, MPI_BYTE, comm);
-      },
-      [&] {
-        return host().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      });
+      return run_small<Allgather>(call, comm);
+  return run_blocking<Allgather>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_allgather(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm);
-      },
-      [&](Exchange& ex) {
-        return host_allgather_later(later, &ex, ex.send.buffer, ex.send.count, MPI_BYTE,
-                                    ex.recv.buffer, ex.recv.count, MPI_BYTE, comm);
-      },
-      [&] {
-        return host_allgather_later(later, nullptr, sendbuf, sendcount, sendtype, recvbuf,
-                                    recvcount, recvtype, comm);
-      });
+  return run_later<Allgather>(later, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              comm);
 }
 
 int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_allgatherv(ex, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                   recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Allgatherv(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                 ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE, comm);
-      },
-      [&] {
-        return host().Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                 recvtype, comm);
-      });
+  return run_blocking<Allgatherv>(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, comm);
 }
 
 int iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                 const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_allgatherv(ex, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                   recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Allgatherv, allgatherv, ex.send.buffer, ex.send.count,
-                               MPI_BYTE, ex.recv.buffer, ex.recv.counts.data(),
-                               ex.recv.displs.data(), MPI_BYTE, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Allgatherv, allgatherv, sendbuf, sendcount, sendtype, recvbuf,
-                               recvcounts, displs, recvtype, comm);
-      });
+  return run_later<Allgatherv>(later, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, comm);
 }
 
 // ---- Gather and scatter -------------------------------------------------------------------
 
 int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
            MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_gather(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                               comm);
-      },
-      [&](Exchange& ex) {
-        return host().Gather(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer, ex.recv.count,
-                             MPI_BYTE, root, comm);
-      },
-      [&] {
-        return host().Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                             comm);
-      });
+  return run_blocking<Gather>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm);
 }
 
 int igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
             MPI_Datatype recvtype, int root, MPI_Comm comm, const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_gather(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                               comm);
-      },
-      [&](Exchange& ex) {
-        return host_gather_later(later, &ex, ex.send.buffer, ex.send.count, MPI_BYTE,
-                                 ex.recv.buffer, ex.recv.count, MPI_BYTE, root, comm);
-      },
-      [&] {
-        return host_gather_later(later, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                 recvtype, root, comm);
-      });
+  return run_later<Gather>(later, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm);
 }
 
 int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
             MPI_Comm comm) {
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_gatherv(ex, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                recvtype, root, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Gatherv(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                              ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE, root, comm);
-      },
-      [&] {
-        return host().Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                              root, comm);
-      });
+  return run_blocking<Gatherv>(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                               root, comm);
 }
 
 int igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
              MPI_Comm comm, const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_gatherv(ex, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                recvtype, root, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Gatherv, gatherv, ex.send.buffer, ex.send.count, MPI_BYTE,
-                               ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
-                               MPI_BYTE, root, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Gatherv, gatherv, sendbuf, sendcount, sendtype, recvbuf,
-                               recvcounts, displs, recvtype, root, comm);
-      });
+  return run_later<Gatherv>(later, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                            recvtype, root, comm);
 }
 
 int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
             MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_scatter(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                root, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Scatter(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                              ex.recv.count, MPI_BYTE, root, comm);
-      },
-      [&] {
-        return host().Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                              comm);
-      });
+  return run_blocking<Scatter>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                               comm);
 }
 
 int iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_scatter(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                root, comm);
-      },
-      [&](Exchange& ex) {
-        return host_scatter_later(later, &ex, ex.send.buffer, ex.send.count, MPI_BYTE,
-                                  ex.recv.buffer, ex.recv.count, MPI_BYTE, root, comm);
-      },
-      [&] {
-        return host_scatter_later(later, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                  recvtype, root, comm);
-      });
+  return run_later<Scatter>(later, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                            comm);
 }
 
 int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_scatterv(ex, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                 recvtype, root, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Scatterv(ex.send.buffer, ex.send.counts.data(), ex.send.displs.data(),
-                               MPI_BYTE, ex.recv.buffer, ex.recv.count, MPI_BYTE, root, comm);
-      },
-      [&] {
-        return host().Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                               root, comm);
-      });
+  return run_blocking<Scatterv>(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                                root, comm);
 }
 
 int iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
               MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
               MPI_Comm comm, const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_scatterv(ex, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                 recvtype, root, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Scatterv, scatterv, ex.send.buffer, ex.send.counts.data(),
-                               ex.send.displs.data(), MPI_BYTE, ex.recv.buffer, ex.recv.count,
-                               MPI_BYTE, root, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Scatterv, scatterv, sendbuf, sendcounts, displs, sendtype,
-                               recvbuf, recvcount, recvtype, root, comm);
-      });
+  return run_later<Scatterv>(later, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm);
 }
 
 // ---- Broadcast ----------------------------------------------------------------------------
 
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return run_blocking(
-      comm, [&](Exchange& ex) { return describe_bcast(ex, buffer, count, datatype, root, comm); },
-      [&](Exchange& ex) {
-        return host().Bcast(bcast_buffer(ex), bcast_count(ex), MPI_BYTE, root, comm);
-      },
-      [&] { return host().Bcast(buffer, count, datatype, root, comm); });
+  return run_blocking<Bcast>(buffer, count, datatype, root, comm);
 }
 
 int ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
            const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) { return describe_bcast(ex, buffer, count, datatype, root, comm); },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Bcast, bcast, bcast_buffer(ex), bcast_count(ex), MPI_BYTE,
-                               root, comm);
-      },
-      [&] { return LOOM_HOST_LATER(later, Bcast, bcast, buffer, count, datatype, root, comm); });
+  return run_later<Bcast>(later, buffer, count, datatype, root, comm);
 }
 
 }  // namespace loom::ops

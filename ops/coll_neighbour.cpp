@@ -134,6 +134,18 @@ bool describe_neighbor_allgatherv(Exchange& ex, const void* sendbuf, int sendcou
                                 varying(recvbuf, in, recvcounts, displs, recvtype), derived, false);
 }
 
+// The family's table: one descriptor per collective (ops/coll_exchange.hpp).
+using NeighborAlltoall = Collective<LOOM_HOST_FORMS(Neighbor_alltoall, neighbor_alltoall),
+                                    describe_neighbor_alltoall, UniformBytes>;
+using NeighborAlltoallv = Collective<LOOM_HOST_FORMS(Neighbor_alltoallv, neighbor_alltoallv),
+                                     describe_neighbor_alltoallv, VaryingBytes>;
+using NeighborAlltoallw = Collective<LOOM_HOST_FORMS(Neighbor_alltoallw, neighbor_alltoallw),
+                                     describe_neighbor_alltoallw, PerTypeBytes>;
+using NeighborAllgather = Collective<LOOM_HOST_FORMS(Neighbor_allgather, neighbor_allgather),
+                                     describe_neighbor_allgather, UniformBytes>;
+using NeighborAllgatherv = Collective<LOOM_HOST_FORMS(Neighbor_allgatherv, neighbor_allgatherv),
+                                      describe_neighbor_allgatherv, GathervBytes>;
+
 bool names_a_peer_twice(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
   for (size_t i = 1; i < ranks.size(); ++i)
@@ -179,15 +191,16 @@ int64_t most(const int* counts, int n) {
 // or the host's call as written when this rank's types are plain. MPICH 4.0 pairs the repeated
 // edges of MPI_Neighbor_alltoall the other way round from its v and w forms (and from
 // Open MPI), so `uniform` calls on a graph with repeated edges keep the host's exchange.
-// `part(in, out)` tells this rank's Part. A call the window does not carry runs as a small call
-// where `small(in, out, shared, &rc)` does (true, `rc` its result). `plain_of(shared)`: whether
-// both sides are plain (ops/coll.hpp); then a call no agreement or topology can send through the
-// window goes to the host without computing the Part (a call of one int a neighbour cost
-// 0.02-0.05 us more than the host's with it, docs/results/2026-11-30-s57).
-template <typename PlainOf, typename PartOf, typename Small, typename Describe, typename OnBytes,
-          typename AsWritten>
-int run_neighbourhood(MPI_Comm comm, bool uniform, PlainOf plain_of, PartOf part_of, Small small,
-                      Describe describe, OnBytes on_bytes, AsWritten as_written) {
+// `Call`: the collective's descriptor; `args`: its arguments. `part_of(in, out)` tells this
+// rank's Part. A call the window does not carry runs as a small call where
+// `small(in, out, shared, &rc)` does (true, `rc` its result). `plain_of(shared)`: whether both
+// sides are plain (ops/coll.hpp); then a call no agreement or topology can send through the
+// window goes to the host without computing the Part, which would cost a call of a few bytes a
+// neighbour more than the host takes for it (docs/collectives.md).
+template <typename Call, typename PlainOf, typename PartOf, typename Small, typename... Args>
+int run_neighbourhood(bool uniform, PlainOf plain_of, PartOf part_of, Small small, Args... args) {
+  const MPI_Comm comm = communicator_of(args...);
+  const auto as_written = [&] { return Call::Host::call_now(args...); };
   int in = 0, out = 0;
   SharedExchange* shared = transport::neighbourhood_window(comm);
   if (plain_of(shared)) {
@@ -217,7 +230,7 @@ int run_neighbourhood(MPI_Comm comm, bool uniform, PlainOf plain_of, PartOf part
   if (!window && part.plain) return as_written();
   if (int rc = MPI_SUCCESS; !window && topology && small(in, out, shared, &rc)) return rc;
   Exchange ex(comm);
-  if (!describe(ex)) return as_written();
+  if (!Call::describe(ex, args...)) return as_written();
   if (window) {
     Neighbours n;
     find_neighbours(comm, shared, &n);
@@ -225,7 +238,8 @@ int run_neighbourhood(MPI_Comm comm, bool uniform, PlainOf plain_of, PartOf part
     if (rc != SharedExchange::kNotExchanged) return rc;
   }
   if (int rc = ex.start(); rc != MPI_SUCCESS) return rc;
-  return ex.finish(on_bytes(ex));
+  const auto on_host = [](auto... bytes) { return Call::Host::call_now(bytes...); };
+  return ex.finish(Call::Bytes::call(on_host, ex, args...));
 }
 
 }  // namespace
@@ -234,8 +248,8 @@ int run_neighbourhood(MPI_Comm comm, bool uniform, PlainOf plain_of, PartOf part
 
 int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return run_neighbourhood(
-      comm, true,
+  return run_neighbourhood<NeighborAlltoall>(
+      true,
       [&](SharedExchange*) {
         HostCall call;  // a type not planned yet takes the full path here (Part)
         return uniform_passes_through(call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -257,50 +271,23 @@ int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                         uniform(recvbuf, in, recvcount, recvtype), &call, n.absent_destinations,
                         n.absent_sources))
           return false;
-        *rc = run_small(call, [&](const void* send, int sent, MPI_Datatype send_type, void* recv,
-                                  int received, MPI_Datatype recv_type) {
-          return host().Neighbor_alltoall(send, sent, send_type, recv, received, recv_type, comm);
-        });
+        *rc = run_small<NeighborAlltoall>(call, comm);
         return true;
       },
-      [&](Exchange& ex) {
-        return describe_neighbor_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                          recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Neighbor_alltoall(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                        ex.recv.count, MPI_BYTE, comm);
-      },
-      [&] {
-        return host().Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                        comm);
-      });
+      sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_neighbor_alltoall(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                          recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Neighbor_alltoall, neighbor_alltoall, ex.send.buffer,
-                               ex.send.count, MPI_BYTE, ex.recv.buffer, ex.recv.count, MPI_BYTE,
-                               comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Neighbor_alltoall, neighbor_alltoall, sendbuf, sendcount,
-                               sendtype, recvbuf, recvcount, recvtype, comm);
-      });
+  return run_later<NeighborAlltoall>(later, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                     recvtype, comm);
 }
 
 int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return run_neighbourhood(
-      comm, false,
+  return run_neighbourhood<NeighborAlltoallv>(
+      false,
       [&](SharedExchange*) {
         HostCall call;
         return collective_passes_through(call, sendbuf, sendtype, recvbuf, recvtype) &&
@@ -313,48 +300,22 @@ int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sd
         return part;
       },
       [](int, int, SharedExchange*, int*) { return false; },  // not uniform
-      [&](Exchange& ex) {
-        return describe_neighbor_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                           recvcounts, rdispls, recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Neighbor_alltoallv(
-            ex.send.buffer, ex.send.counts.data(), ex.send.displs.data(), MPI_BYTE, ex.recv.buffer,
-            ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE, comm);
-      },
-      [&] {
-        return host().Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                         recvcounts, rdispls, recvtype, comm);
-      });
+      sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
 int ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                         MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                         const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_neighbor_alltoallv(ex, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                           recvcounts, rdispls, recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Neighbor_alltoallv, neighbor_alltoallv, ex.send.buffer,
-                               ex.send.counts.data(), ex.send.displs.data(), MPI_BYTE,
-                               ex.recv.buffer, ex.recv.counts.data(), ex.recv.displs.data(),
-                               MPI_BYTE, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Neighbor_alltoallv, neighbor_alltoallv, sendbuf, sendcounts,
-                               sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-      });
+  return run_later<NeighborAlltoallv>(later, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                      recvcounts, rdispls, recvtype, comm);
 }
 
 int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  return run_neighbourhood(
-      comm, false,
+  return run_neighbourhood<NeighborAlltoallw>(
+      false,
       [&](SharedExchange* shared) {
         HostCall call;
         if (!shared)
@@ -374,42 +335,15 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
         return part;
       },
       [](int, int, SharedExchange*, int*) { return false; },  // not uniform
-      [&](Exchange& ex) {
-        return describe_neighbor_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                           recvcounts, rdispls, recvtypes, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Neighbor_alltoallw(ex.send.buffer, ex.send.counts.data(),
-                                         ex.send.aint_displs.data(), ex.send.types.data(),
-                                         ex.recv.buffer, ex.recv.counts.data(),
-                                         ex.recv.aint_displs.data(), ex.recv.types.data(), comm);
-      },
-      [&] {
-        return host().Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                         recvcounts, rdispls, recvtypes, comm);
-      });
+      sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
 int ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                         const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_neighbor_alltoallw(ex, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                           recvcounts, rdispls, recvtypes, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Neighbor_alltoallw, neighbor_alltoallw, ex.send.buffer,
-                               ex.send.counts.data(), ex.send.aint_displs.data(),
-                               ex.send.types.data(), ex.recv.buffer, ex.recv.counts.data(),
-                               ex.recv.aint_displs.data(), ex.recv.types.data(), comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Neighbor_alltoallw, neighbor_alltoallw, sendbuf, sendcounts,
-                               sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-      });
+  return run_later<NeighborAlltoallw>(later, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                      recvcounts, rdispls, recvtypes, comm);
 }
 
 int neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -420,84 +354,30 @@ int neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype
     if (SmallCall call;
         small_call(uniform(sendbuf, 1, sendcount, sendtype),
                    uniform(recvbuf, in, recvcount, recvtype), &call, nullptr, n.absent_sources))
-      return run_small(call, [&](const void* send, int sent, MPI_Datatype send_type, void* recv,
-                                 int received, MPI_Datatype recv_type) {
-        return host().Neighbor_allgather(send, sent, send_type, recv, received, recv_type, comm);
-      });
+      return run_small<NeighborAllgather>(call, comm);
   }
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_neighbor_allgather(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                           recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Neighbor_allgather(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                         ex.recv.count, MPI_BYTE, comm);
-      },
-      [&] {
-        return host().Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+  return run_blocking<NeighborAllgather>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                          comm);
-      });
 }
 
 int ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_neighbor_allgather(ex, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                           recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Neighbor_allgather, neighbor_allgather, ex.send.buffer,
-                               ex.send.count, MPI_BYTE, ex.recv.buffer, ex.recv.count, MPI_BYTE,
-                               comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Neighbor_allgather, neighbor_allgather, sendbuf, sendcount,
-                               sendtype, recvbuf, recvcount, recvtype, comm);
-      });
+  return run_later<NeighborAllgather>(later, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                      recvtype, comm);
 }
 
 int neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                         MPI_Comm comm) {
-  return run_blocking(
-      comm,
-      [&](Exchange& ex) {
-        return describe_neighbor_allgatherv(ex, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                            displs, recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return host().Neighbor_allgatherv(ex.send.buffer, ex.send.count, MPI_BYTE, ex.recv.buffer,
-                                          ex.recv.counts.data(), ex.recv.displs.data(), MPI_BYTE,
-                                          comm);
-      },
-      [&] {
-        return host().Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+  return run_blocking<NeighborAllgatherv>(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                           recvtype, comm);
-      });
 }
 
 int ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          MPI_Comm comm, const Later& later) {
-  return run_later(
-      comm, later,
-      [&](Exchange& ex) {
-        return describe_neighbor_allgatherv(ex, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                            displs, recvtype, comm);
-      },
-      [&](Exchange& ex) {
-        return LOOM_HOST_LATER(later, Neighbor_allgatherv, neighbor_allgatherv, ex.send.buffer,
-                               ex.send.count, MPI_BYTE, ex.recv.buffer, ex.recv.counts.data(),
-                               ex.recv.displs.data(), MPI_BYTE, comm);
-      },
-      [&] {
-        return LOOM_HOST_LATER(later, Neighbor_allgatherv, neighbor_allgatherv, sendbuf, sendcount,
-                               sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-      });
+  return run_later<NeighborAllgatherv>(later, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                       displs, recvtype, comm);
 }
 
 }  // namespace loom::ops

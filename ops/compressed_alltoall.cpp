@@ -1,4 +1,4 @@
-// The compressed all-to-all exchange (issue #26; docs/compress.md, "Algorithm").
+// The compressed all-to-all exchange (docs/compress.md, "The exchange").
 #include "ops/compressed_alltoall.hpp"
 
 #include <algorithm>
@@ -122,196 +122,28 @@ class CompressedExchange final : public mpi::PendingOp {
   bool describe(const void* sendbuf, const int* sendcounts, const int* sdispls,
                 MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
                 MPI_Datatype recvtype, bool nonblocking) {
-    const auto n = static_cast<size_t>(size_);
-    recv_values_.resize(n);
-    recv_at_.resize(n);
-    send_values_.resize(n);
-    send_at_.resize(n);
-    recvbuf_ = recvbuf;
-    recvtype_ = recvtype;
-    recv_named_ = named(recvtype);
-    int rsize = 0;
-    MPI_Aint rlb = 0, rextent = 0;
-    if (PMPI_Type_size(recvtype, &rsize) != MPI_SUCCESS ||
-        PMPI_Type_get_extent(recvtype, &rlb, &rextent) != MPI_SUCCESS)
-      return fail(MPI_ERR_TYPE);
-    rextent_ = rextent;
-    const size_t per_recv = static_cast<size_t>(rsize) / es_;
-    size_t total = 0;
-    for (size_t p = 0; p < n; ++p) {
-      recv_values_[p] = static_cast<size_t>(std::max(recvcounts[p], 0)) * per_recv;
-      total += recv_values_[p];
-    }
-    if (!recv_named_) {
-      rpacked_ = transport::StagingBuffer(total * es_);
-      recvcounts_.assign(recvcounts, recvcounts + n);
-      rdispls_.assign(rdispls, rdispls + n);
-      if (nonblocking && PMPI_Type_dup(recvtype, &held_recvtype_) == MPI_SUCCESS)
-        recvtype_ = held_recvtype_;
-    }
-    size_t offset = 0;
-    for (size_t p = 0; p < n; ++p) {
-      recv_at_[p] = recv_named_ ? static_cast<char*>(recvbuf) + rdispls[p] * rextent
-                                : rpacked_.data() + offset;
-      offset += recv_values_[p] * es_;
-    }
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    if (in_place) {  // the send data is the receive buffer: copy it before anything arrives
-      in_place_ = true;
-      sendbuf = recvbuf;
-      sendcounts = recvcounts;
-      sdispls = rdispls;
-      sendtype = recvtype;
-    }
-    int ssize = 0;
-    MPI_Aint slb = 0, sextent = 0;
-    if (PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS ||
-        PMPI_Type_get_extent(sendtype, &slb, &sextent) != MPI_SUCCESS)
-      return fail(MPI_ERR_TYPE);
-    const size_t per_send = static_cast<size_t>(ssize) / es_;
-    total = 0;
-    for (size_t p = 0; p < n; ++p) {
-      send_values_[p] = static_cast<size_t>(std::max(sendcounts[p], 0)) * per_send;
-      total += send_values_[p];
-    }
-    const bool copy = in_place || !named(sendtype);
-    if (copy) spacked_ = transport::StagingBuffer(total * es_);
-    offset = 0;
-    for (size_t p = 0; p < n; ++p) {
-      const char* user = static_cast<const char*>(sendbuf) + sdispls[p] * sextent;
-      if (!copy) {
-        send_at_[p] = user;
-        continue;
-      }
-      char* to = spacked_.data() + offset;
-      send_at_[p] = to;
-      const size_t bytes = send_values_[p] * es_;
-      offset += bytes;
-      if (in_place && recv_named_ && static_cast<int>(p) == rank_) continue;  // stays in place
-      if (named(sendtype)) {
-        if (bytes) std::memcpy(to, user, bytes);
-      } else if (bytes) {
-        int position = 0;
-        if (PMPI_Pack(user, sendcounts[p], sendtype, to, static_cast<int>(bytes), &position,
-                      comm_) != MPI_SUCCESS)
-          return fail(MPI_ERR_TYPE);
-      }
-    }
-    return true;
+    if (!describe_receives(recvbuf, recvcounts, rdispls, recvtype, nonblocking)) return false;
+    if (sendbuf != MPI_IN_PLACE) return describe_sends(sendbuf, sendcounts, sdispls, sendtype);
+    // The send data is the receive buffer: staged before anything arrives.
+    in_place_ = true;
+    return describe_sends(recvbuf, recvcounts, rdispls, recvtype);
   }
 
   // Posts every receive, copies the own block, compresses and sends peer by peer.
   int start() {
     count(kCompressCalls);
-    const auto n = static_cast<size_t>(size_);
-    // Receives: in the order the peers send to this rank (peer rank-k sends here at step k).
-    // Only each block's first message is posted now, straight into place and sized for the
-    // whole block raw: it is either that (the sender's first chunk did not compress) or the
-    // compressed first chunk, after which the rest comes chunk by chunk (post_rest).
-    size_t rbytes = 0;
+    if (int rc = post_first_receives(); rc != MPI_SUCCESS) return rc;
+    copy_own_block();
+    const std::vector<bool> compress_to = compressed_destinations();
+    decide_by_probe(compress_to);
+    // Sends from rank+1 on, so that the first block compressed is the first one a peer waits
+    // for, and compression of one block overlaps the transfer of the previous.
+    size_t staged = 0;  // bytes of sstage_ taken
     for (int k = 1; k < size_; ++k) {
-      const int source = (rank_ - k + size_) % size_;
-      const size_t values = recv_values_[static_cast<size_t>(source)];
-      if (values == 0) continue;
-      blocks_.push_back({source, rbytes, values});
-      for (size_t first = 0; first < values; first += chunk_)
-        rbytes += capacity(std::min(chunk_, values - first));
-    }
-    rstage_ = transport::StagingBuffer(rbytes);
-    for (size_t b = 0; b < blocks_.size(); ++b) {
-      const Block& block = blocks_[b];
-      const size_t m = std::min(chunk_, block.values);
-      char* to = recv_at_[static_cast<size_t>(block.source)];
-      // A block too large for one message comes chunk by chunk, the first into staging.
-      const bool whole = fits(block.values);
-      if (int rc = post(whole ? nullptr : rstage_.data() + block.offset,
-                        whole ? block.values * es_ : capacity(m), block.source,
-                        {nullptr, to, m, static_cast<int>(b), Piece::Kind::First});
+      const int dest = (rank_ + k) % size_;
+      if (int rc = send_block(dest, compress_to[static_cast<size_t>(dest)], &staged);
           rc != MPI_SUCCESS)
         return rc;
-    }
-    // The own block, copied exactly.
-    const auto me = static_cast<size_t>(rank_);
-    const size_t own = std::min(send_values_[me], recv_values_[me]) * es_;
-    if (own && !(in_place_ && recv_named_)) std::memmove(recv_at_[me], send_at_[me], own);
-    // Sends, from rank+1 on, so that the first block compressed is the first one a peer
-    // waits for and compression of one block overlaps the transfer of the previous.
-    std::vector<bool> compress_to(n, false);
-    size_t sbytes = 0;
-    for (int k = 1; k < size_; ++k) {
-      const int dest = (rank_ + k) % size_;
-      const size_t values = send_values_[static_cast<size_t>(dest)];
-      if (values == 0 || mpi::locality(comm_, dest) != model::Locality::OtherNode) continue;
-      compress_to[static_cast<size_t>(dest)] = true;
-      for (size_t first = 0; first < values; first += chunk_)
-        sbytes += capacity(std::min(chunk_, values - first));
-    }
-    sstage_ = transport::StagingBuffer(sbytes);
-    // Before any chunk, the call's data decides: a probe of its first compressed block
-    // predicts the ratio, and where compressed sends would not beat raw ones every block of
-    // the call goes raw (random bits pay one small compression per call, not one chunk's).
-    for (int k = 1; k < size_; ++k) {
-      const auto dest = static_cast<size_t>((rank_ + k) % size_);
-      if (!compress_to[dest]) continue;
-      given_up_ = !probe_pays(send_at_[dest], send_values_[dest]);
-      break;
-    }
-    size_t offset = 0;
-    for (int k = 1; k < size_; ++k) {
-      const int dest = (rank_ + k) % size_;
-      const size_t values = send_values_[static_cast<size_t>(dest)];
-      const char* from = send_at_[static_cast<size_t>(dest)];
-      for (size_t first = 0; first < values;) {
-        size_t m = std::min(chunk_, values - first);
-        const char* in = from + first * es_;
-        const void* wire = in;
-        size_t bytes = m * es_;
-        if (compress_to[static_cast<size_t>(dest)] && !given_up_) {
-          char* out = sstage_.data() + offset;
-          const size_t cap = capacity(m);
-          offset += cap;
-          bool raw = true;
-          const auto t0 = Clock::now();
-          bytes = codec::compress_chunk(*codec_, in, m, element_, out, cap, &raw);
-          codec_ns_ += nanoseconds_since(t0);
-          if (bytes == 0) return MPI_ERR_INTERN;
-          if (!tried_) {  // the call's first chunk decides whether the data compresses
-            tried_ = true;
-            if (raw || static_cast<double>(bytes) > 0.95 * static_cast<double>(m * es_))
-              given_up_ = raw = true;
-          }
-          if (!raw) {
-            wire = out;
-            if (check_enabled()) check(in, out, bytes, m);
-          } else {
-            bytes = m * es_;
-          }
-        }
-        // A raw first chunk: the whole block goes raw in one message, into place (as the
-        // host's exchange sends it; the receiver tells it by its size).
-        if (first == 0 && bytes == m * es_ && fits(values)) bytes = (m = values) * es_;
-        // At most send_window() messages in flight: a long queue of this rank's sends delays
-        // the transport's handshakes for the peers' messages behind it (docs/compress.md).
-        // The oldest send is polled, not waited for: its receive may be one the peer posts
-        // only when our first chunk to it is decoded (post_rest), and the peer may be here
-        // too, waiting for ours; PMPI_Wait would deadlock both.
-        while (sends_.size() - sends_done_ >= send_window()) {
-          if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
-          int done = 0;
-          const int wrc = PMPI_Test(&sends_[sends_done_], &done, MPI_STATUS_IGNORE);
-          if (wrc != MPI_SUCCESS) return wrc;
-          if (done) ++sends_done_;
-        }
-        MPI_Request request;
-        const int rc =
-            PMPI_Isend(wire, static_cast<int>(bytes), MPI_BYTE, dest, 0, pcomm_, &request);
-        if (rc != MPI_SUCCESS) return rc;
-        sends_.push_back(request);
-        raw_bytes_ += m * es_;
-        wire_bytes_ += bytes;
-        first += m;
-        if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
-      }
     }
     return MPI_SUCCESS;
   }
@@ -380,6 +212,238 @@ class CompressedExchange final : public mpi::PendingOp {
   bool fail(int rc) {
     rc_ = rc;
     return false;
+  }
+
+  // A type's size and extent; false where the host cannot tell.
+  static bool size_and_extent(MPI_Datatype type, int* size, MPI_Aint* extent) {
+    MPI_Aint lb = 0;
+    return PMPI_Type_size(type, size) == MPI_SUCCESS &&
+           PMPI_Type_get_extent(type, &lb, extent) == MPI_SUCCESS;
+  }
+
+  // Values in each peer's block, `counts[p]` elements of `type_size` bytes; returns the total.
+  size_t block_values(const int* counts, int type_size, std::vector<size_t>* values) const {
+    const size_t per_element = static_cast<size_t>(type_size) / es_;
+    values->resize(static_cast<size_t>(size_));
+    size_t total = 0;
+    for (size_t p = 0; p < values->size(); ++p) {
+      (*values)[p] = static_cast<size_t>(std::max(counts[p], 0)) * per_element;
+      total += (*values)[p];
+    }
+    return total;
+  }
+
+  // Where each peer's values arrive: in the user's buffer for MPI_FLOAT and MPI_DOUBLE, else
+  // in rpacked_, unpacked by finish (a non-blocking call holds the type until then).
+  bool describe_receives(void* recvbuf, const int* recvcounts, const int* rdispls,
+                         MPI_Datatype recvtype, bool nonblocking) {
+    recvbuf_ = recvbuf;
+    recvtype_ = recvtype;
+    recv_named_ = named(recvtype);
+    int type_size = 0;
+    if (!size_and_extent(recvtype, &type_size, &rextent_)) return fail(MPI_ERR_TYPE);
+    const size_t total = block_values(recvcounts, type_size, &recv_values_);
+    const auto n = static_cast<size_t>(size_);
+    if (!recv_named_) {
+      rpacked_ = transport::StagingBuffer(total * es_);
+      recvcounts_.assign(recvcounts, recvcounts + n);
+      rdispls_.assign(rdispls, rdispls + n);
+      if (nonblocking && PMPI_Type_dup(recvtype, &held_recvtype_) == MPI_SUCCESS)
+        recvtype_ = held_recvtype_;
+    }
+    recv_at_.resize(n);
+    size_t offset = 0;
+    for (size_t p = 0; p < n; ++p) {
+      recv_at_[p] = recv_named_ ? static_cast<char*>(recvbuf) + rdispls[p] * rextent_
+                                : rpacked_.data() + offset;
+      offset += recv_values_[p] * es_;
+    }
+    return true;
+  }
+
+  // Where each peer's values are sent from: the user's buffer for MPI_FLOAT and MPI_DOUBLE,
+  // else (or in place) a copy in spacked_, taken now.
+  bool describe_sends(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                      MPI_Datatype sendtype) {
+    int type_size = 0;
+    MPI_Aint extent = 0;
+    if (!size_and_extent(sendtype, &type_size, &extent)) return fail(MPI_ERR_TYPE);
+    const size_t total = block_values(sendcounts, type_size, &send_values_);
+    const bool copy = in_place_ || !named(sendtype);
+    if (copy) spacked_ = transport::StagingBuffer(total * es_);
+    send_at_.resize(static_cast<size_t>(size_));
+    size_t offset = 0;
+    for (size_t p = 0; p < send_at_.size(); ++p) {
+      const char* user = static_cast<const char*>(sendbuf) + sdispls[p] * extent;
+      if (!copy) {
+        send_at_[p] = user;
+        continue;
+      }
+      char* to = spacked_.data() + offset;
+      send_at_[p] = to;
+      const size_t bytes = send_values_[p] * es_;
+      offset += bytes;
+      if (in_place_ && recv_named_ && static_cast<int>(p) == rank_) continue;  // stays in place
+      if (bytes && !stage_block(user, sendcounts[p], sendtype, to, bytes))
+        return fail(MPI_ERR_TYPE);
+    }
+    return true;
+  }
+
+  // Copies one peer's block of `count` elements of `type` at `user` into `bytes` at `to`.
+  bool stage_block(const char* user, int count, MPI_Datatype type, char* to, size_t bytes) const {
+    if (named(type)) {
+      std::memcpy(to, user, bytes);
+      return true;
+    }
+    int position = 0;
+    return PMPI_Pack(user, count, type, to, static_cast<int>(bytes), &position, comm_) ==
+           MPI_SUCCESS;
+  }
+
+  // Staging for a block of `values` values sent or received chunk by chunk, each chunk's slot
+  // large enough for its compressed or raw bytes.
+  size_t chunked_capacity(size_t values) const {
+    size_t bytes = 0;
+    for (size_t first = 0; first < values; first += chunk_)
+      bytes += capacity(std::min(chunk_, values - first));
+    return bytes;
+  }
+
+  // Receives, in the order the peers send to this rank (peer rank-k sends here at step k).
+  // Only each block's first message is posted now, straight into place and sized for the whole
+  // block raw: it is either that (the sender's first chunk did not compress) or the compressed
+  // first chunk, after which the rest comes chunk by chunk (post_rest). A block too large for
+  // one message comes chunk by chunk, the first into staging.
+  int post_first_receives() {
+    size_t staged = 0;
+    for (int k = 1; k < size_; ++k) {
+      const int source = (rank_ - k + size_) % size_;
+      const size_t values = recv_values_[static_cast<size_t>(source)];
+      if (values == 0) continue;
+      blocks_.push_back({source, staged, values});
+      staged += chunked_capacity(values);
+    }
+    rstage_ = transport::StagingBuffer(staged);
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      const Block& block = blocks_[b];
+      const size_t first_values = std::min(chunk_, block.values);
+      char* to = recv_at_[static_cast<size_t>(block.source)];
+      const bool whole = fits(block.values);
+      if (int rc = post(whole ? nullptr : rstage_.data() + block.offset,
+                        whole ? block.values * es_ : capacity(first_values), block.source,
+                        {nullptr, to, first_values, static_cast<int>(b), Piece::Kind::First});
+          rc != MPI_SUCCESS)
+        return rc;
+    }
+    return MPI_SUCCESS;
+  }
+
+  // The own block, copied exactly.
+  void copy_own_block() {
+    const auto me = static_cast<size_t>(rank_);
+    const size_t own = std::min(send_values_[me], recv_values_[me]) * es_;
+    if (own && !(in_place_ && recv_named_)) std::memmove(recv_at_[me], send_at_[me], own);
+  }
+
+  // The peers whose blocks this call compresses (those on other nodes), with staging in
+  // sstage_ for their compressed chunks.
+  std::vector<bool> compressed_destinations() {
+    std::vector<bool> compress_to(static_cast<size_t>(size_), false);
+    size_t staged = 0;
+    for (int k = 1; k < size_; ++k) {
+      const int dest = (rank_ + k) % size_;
+      const size_t values = send_values_[static_cast<size_t>(dest)];
+      if (values == 0 || mpi::locality(comm_, dest) != model::Locality::OtherNode) continue;
+      compress_to[static_cast<size_t>(dest)] = true;
+      staged += chunked_capacity(values);
+    }
+    sstage_ = transport::StagingBuffer(staged);
+    return compress_to;
+  }
+
+  // Before any chunk, the call's data decides: a probe of its first compressed block predicts
+  // the ratio, and where compressed sends would not beat raw ones every block of the call goes
+  // raw (random bits pay one small compression per call, not one chunk's).
+  void decide_by_probe(const std::vector<bool>& compress_to) {
+    for (int k = 1; k < size_; ++k) {
+      const auto dest = static_cast<size_t>((rank_ + k) % size_);
+      if (!compress_to[dest]) continue;
+      given_up_ = !probe_pays(send_at_[dest], send_values_[dest]);
+      return;
+    }
+  }
+
+  // Sends the block for `dest` chunk by chunk, compressed where `compress` (and the call has not
+  // given up), raw otherwise; `*staged`: the bytes of sstage_ taken so far.
+  int send_block(int dest, bool compress, size_t* staged) {
+    const size_t values = send_values_[static_cast<size_t>(dest)];
+    const char* from = send_at_[static_cast<size_t>(dest)];
+    for (size_t first = 0; first < values;) {
+      size_t chunk_values = std::min(chunk_, values - first);
+      const char* in = from + first * es_;
+      const void* wire = in;
+      size_t bytes = chunk_values * es_;
+      if (compress && !given_up_)
+        if (int rc = compress_into_stage(in, chunk_values, staged, &wire, &bytes);
+            rc != MPI_SUCCESS)
+          return rc;
+      // A raw first chunk: the whole block goes raw in one message, into place (as the host's
+      // exchange sends it; the receiver tells it by its size).
+      if (first == 0 && bytes == chunk_values * es_ && fits(values))
+        bytes = (chunk_values = values) * es_;
+      if (int rc = wait_for_window(); rc != MPI_SUCCESS) return rc;
+      MPI_Request request;
+      const int rc = PMPI_Isend(wire, static_cast<int>(bytes), MPI_BYTE, dest, 0, pcomm_, &request);
+      if (rc != MPI_SUCCESS) return rc;
+      sends_.push_back(request);
+      raw_bytes_ += chunk_values * es_;
+      wire_bytes_ += bytes;
+      first += chunk_values;
+      if (int prc = progress(false); prc != MPI_SUCCESS) return prc;
+    }
+    return MPI_SUCCESS;
+  }
+
+  // Compresses `values` values at `in` into the next slot of sstage_ (`*staged` bytes taken).
+  // Where they compress, `*wire` and `*bytes` become the compressed chunk; the call's first
+  // chunk decides whether the call's data compresses at all.
+  int compress_into_stage(const char* in, size_t values, size_t* staged, const void** wire,
+                          size_t* bytes) {
+    char* out = sstage_.data() + *staged;
+    const size_t cap = capacity(values);
+    *staged += cap;
+    bool raw = true;
+    const auto t0 = Clock::now();
+    const size_t compressed = codec::compress_chunk(*codec_, in, values, element_, out, cap, &raw);
+    codec_ns_ += nanoseconds_since(t0);
+    if (compressed == 0) return MPI_ERR_INTERN;
+    if (!tried_) {
+      tried_ = true;
+      if (raw || static_cast<double>(compressed) > 0.95 * static_cast<double>(values * es_))
+        given_up_ = raw = true;
+    }
+    if (raw) return MPI_SUCCESS;
+    *wire = out;
+    *bytes = compressed;
+    if (check_enabled()) check(in, out, compressed, values);
+    return MPI_SUCCESS;
+  }
+
+  // At most send_window() messages in flight: a long queue of this rank's sends delays the
+  // transport's handshakes for the peers' messages behind it (docs/compress.md). The oldest
+  // send is polled, not waited for: its receive may be one the peer posts only when our first
+  // chunk to it is decoded (post_rest), and the peer may be here too, waiting for ours;
+  // PMPI_Wait would deadlock both.
+  int wait_for_window() {
+    while (sends_.size() - sends_done_ >= send_window()) {
+      if (int rc = progress(false); rc != MPI_SUCCESS) return rc;
+      int done = 0;
+      const int rc = PMPI_Test(&sends_[sends_done_], &done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) return rc;
+      if (done) ++sends_done_;
+    }
+    return MPI_SUCCESS;
   }
 
   size_t capacity(size_t values) const {
@@ -460,39 +524,42 @@ class CompressedExchange final : public mpi::PendingOp {
       const std::vector<int> done(indices_.begin(), indices_.begin() + outcount);
       const std::vector<MPI_Status> done_status(statuses_.begin(), statuses_.begin() + outcount);
       for (int i = 0; i < outcount; ++i) {
+        --remaining_;
         const Piece piece = pieces_[static_cast<size_t>(done[static_cast<size_t>(i)])];
         int bytes = 0;
         PMPI_Get_count(&done_status[static_cast<size_t>(i)], MPI_BYTE, &bytes);
-        const size_t raw = piece.values * es_;
-        --remaining_;
-        const char* in = piece.staged;
-        if (piece.kind == Piece::Kind::First && !in) {
-          // Received in place: the whole block raw, or the compressed first chunk, which
-          // lies where its values go and is moved aside (to its staging slot) to be decoded.
-          const Block& block = blocks_[static_cast<size_t>(piece.block)];
-          if (static_cast<size_t>(bytes) == block.values * es_) continue;
-          char* aside = rstage_.data() + block.offset;
-          std::memcpy(aside, piece.to, static_cast<size_t>(bytes));
-          in = aside;
-        }
-        const bool came_raw = static_cast<size_t>(bytes) == raw;
-        if (came_raw) {
-          std::memcpy(piece.to, in, raw);
-        } else {
-          const auto t0 = Clock::now();
-          const bool ok =
-              codec_->decompress(in, static_cast<size_t>(bytes), piece.values, element_, piece.to);
-          codec_ns_ += nanoseconds_since(t0);
-          if (!ok) return MPI_ERR_INTERN;
-        }
-        // After the first chunk the sender sends the rest chunk by chunk.
-        if (piece.kind == Piece::Kind::First) {
-          if (int prc = post_rest(blocks_[static_cast<size_t>(piece.block)]); prc != MPI_SUCCESS)
-            return prc;
-        }
+        if (int prc = take_piece(piece, static_cast<size_t>(bytes)); prc != MPI_SUCCESS) return prc;
       }
       if (!all && outcount == 0) break;
     }
+    return MPI_SUCCESS;
+  }
+
+  // A piece that arrived with `bytes`: its values decoded (or copied, where they came raw) into
+  // place; after a block's first piece, the rest of the block is posted.
+  int take_piece(const Piece& piece, size_t bytes) {
+    const size_t raw = piece.values * es_;
+    const char* in = piece.staged;
+    if (piece.kind == Piece::Kind::First && !in) {
+      // Received in place: the whole block raw, or the compressed first chunk, which lies
+      // where its values go and is moved aside (to its staging slot) to be decoded.
+      const Block& block = blocks_[static_cast<size_t>(piece.block)];
+      if (bytes == block.values * es_) return MPI_SUCCESS;
+      char* aside = rstage_.data() + block.offset;
+      std::memcpy(aside, piece.to, bytes);
+      in = aside;
+    }
+    if (bytes == raw) {
+      std::memcpy(piece.to, in, raw);
+    } else {
+      const auto t0 = Clock::now();
+      const bool ok = codec_->decompress(in, bytes, piece.values, element_, piece.to);
+      codec_ns_ += nanoseconds_since(t0);
+      if (!ok) return MPI_ERR_INTERN;
+    }
+    // After the first chunk the sender sends the rest chunk by chunk.
+    if (piece.kind == Piece::Kind::First)
+      return post_rest(blocks_[static_cast<size_t>(piece.block)]);
     return MPI_SUCCESS;
   }
 
@@ -532,8 +599,8 @@ class CompressedExchange final : public mpi::PendingOp {
   std::vector<size_t> recv_values_, send_values_;
   std::vector<char*> recv_at_;
   std::vector<const char*> send_at_;
-  // Pooled (transport/staging.hpp): a fresh 16 MiB buffer per call cost its page faults and
-  // zeroing before the first message went out (docs/compress.md).
+  // Pooled (transport/staging.hpp): a fresh buffer per call costs its page faults and zeroing
+  // before the first message goes out (docs/compress.md).
   transport::StagingBuffer rpacked_, spacked_, rstage_, sstage_, probe_;
   std::vector<MPI_Request> recvs_, sends_;
   size_t sends_done_ = 0;  // sends_[0, sends_done_) completed in order by the window

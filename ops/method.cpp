@@ -155,6 +155,11 @@ model::Model load_model() {
   return model::Model(std::move(*calibration));
 }
 
+// The bucket of a message of `bytes` > 0: its size's bit width, 1..63.
+int size_bucket(int64_t bytes) {
+  return std::bit_width(static_cast<uint64_t>(bytes));
+}
+
 // The smallest message whose size has `bit_width` bits: a power of two, so the decision
 // for power-of-two sizes (the common case, and the calibration grid's points) is exact.
 double bucket_bytes(int bit_width) {
@@ -192,7 +197,7 @@ model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::
       break;
   }
   if (message_bytes <= 0) return model::Method::Host;
-  const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));  // 1..63
+  const int bucket = size_bucket(message_bytes);
   std::atomic<uint8_t>& slot =
       type.decisions[static_cast<int>(traffic)][static_cast<int>(where)][bucket];
   const uint8_t cached = slot.load(std::memory_order_relaxed);
@@ -230,6 +235,11 @@ uint32_t settled_slot(model::Method method, int64_t until_recheck) {
          (1 + static_cast<uint32_t>(method));
 }
 
+// The method in a settled slot's low bits (kMethodBits, nonzero).
+model::Method method_in(uint32_t method_bits) {
+  return static_cast<model::Method>(method_bits - 1);
+}
+
 int trial_key(model::Traffic traffic, model::Locality where, Side side, int bucket) {
   return ((static_cast<int>(traffic) * 2 + static_cast<int>(side)) * model::kLocalities +
           static_cast<int>(where)) *
@@ -237,20 +247,50 @@ int trial_key(model::Traffic traffic, model::Locality where, Side side, int buck
          bucket;
 }
 
+// One kind of message as the online trials see it: a type's messages of one size bucket,
+// traffic, locality and side. Its settled slot and its wait are read without the type's
+// trial_mutex; its trials live under it.
+struct Kind {
+  const TypePlan& type;
+  int bucket;
+  model::Traffic traffic;
+  model::Locality where;
+  Side side;
+
+  // The same kind on the other side of the process's messages.
+  Kind on(Side other) const {
+    Kind kind = *this;
+    kind.side = other;
+    return kind;
+  }
+  std::atomic<uint32_t>& settled() const {
+    return type.settled[static_cast<int>(traffic)][static_cast<int>(where)][static_cast<int>(side)]
+                       [bucket];
+  }
+  std::atomic<uint32_t>& wait_left() const {
+    return type.wait_left[static_cast<int>(traffic)][static_cast<int>(where)]
+                         [static_cast<int>(side)][bucket];
+  }
+  int key() const { return trial_key(traffic, where, side, bucket); }
+  // The kind's trial, or null before its first message; under type.trial_mutex.
+  model::MethodTrial* trial() const {
+    const auto found = type.trials.find(key());
+    return found == type.trials.end() ? nullptr : &found->second;
+  }
+};
+
 // After a record: once `trial` has its verdict, the kind settles on it (mpi/type_registry.hpp)
 // until its next re-check point, or until its next message where packing is to be confirmed,
 // and the verdict is counted. Called under the type's trial_mutex, after the trial has seen the
 // message that decided it.
-void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
-                       model::Locality where, Side side, const model::MethodTrial& trial) {
+void settle_if_decided(const Kind& kind, const model::MethodTrial& trial) {
   const auto decided = trial.decided();
   if (!decided) return;
   const int64_t next = trial.next_index();
-  type.settled[static_cast<int>(traffic)][static_cast<int>(where)][static_cast<int>(side)][bucket]
-      .store(settled_slot(*decided, trial.needs_confirmation()
-                                        ? 0
-                                        : model::MethodTrial::recheck_point(next) - next),
-             std::memory_order_relaxed);
+  kind.settled().store(
+      settled_slot(*decided,
+                   trial.needs_confirmation() ? 0 : model::MethodTrial::recheck_point(next) - next),
+      std::memory_order_relaxed);
   const bool kept = *decided == trial.prior();
   if (trial.is_confirmation()) {
     if (!kept) count(kConfirmationsSwitched);
@@ -266,9 +306,9 @@ void settle_if_decided(const TypePlan& type, int bucket, model::Traffic traffic,
                  trial.is_confirmation() ? "confirmation"
                  : trial.is_recheck()    ? "re-check"
                                          : "trial",
-                 traffic == model::Traffic::Exchange ? "exchange " : "",
-                 side == Side::Send ? "send" : "receive", model::locality_name(where),
-                 1LL << (bucket - 1), static_cast<long long>(next), trial.describe().c_str(),
+                 kind.traffic == model::Traffic::Exchange ? "exchange " : "",
+                 kind.side == Side::Send ? "send" : "receive", model::locality_name(kind.where),
+                 1LL << (kind.bucket - 1), static_cast<long long>(next), trial.describe().c_str(),
                  kept ? "kept" : "switched to", model::method_name(*decided));
 }
 
@@ -285,26 +325,216 @@ std::optional<uint64_t> completion_calls(model::Traffic traffic) {
 
 // One gauged message of a kind's wait, posted now (MethodTrial::gauge_warmup): true when the
 // host's warm-up stops here, and then kWarmupStopped is set in the kind's wait_left.
-bool warmup_stops(const TypePlan& type, int bucket, model::Traffic traffic, model::Locality where,
-                  Side side, std::atomic<uint32_t>& wait_left, bool host, bool deciding) {
+bool warmup_stops(const Kind& kind, bool host, bool deciding) {
   const double now = now_seconds();
-  const auto waits = completion_calls(traffic);
-  std::lock_guard<std::mutex> lock(type.trial_mutex);
+  const auto waits = completion_calls(kind.traffic);
+  std::lock_guard<std::mutex> lock(kind.type.trial_mutex);
   // Emplaced at the kind's first message, with its wait.
-  const auto found = type.trials.find(trial_key(traffic, where, side, bucket));
-  if (found == type.trials.end()) return false;
-  const bool stops = found->second.gauge_warmup(now, host, waits);
+  model::MethodTrial* trial = kind.trial();
+  if (!trial) return false;
+  const bool stops = trial->gauge_warmup(now, host, waits);
   if (stops) {
-    wait_left.fetch_or(kWarmupStopped, std::memory_order_relaxed);
+    kind.wait_left().fetch_or(kWarmupStopped, std::memory_order_relaxed);
     count(kWarmupsStopped);
   }
   if (deciding && config().debug)
-    std::fprintf(stderr, "[loom] pid %d warm-up: %s%s, %s, %lld+ bytes: %s: %s\n",
-                 static_cast<int>(getpid()), traffic == model::Traffic::Exchange ? "exchange " : "",
-                 side == Side::Send ? "send" : "receive", model::locality_name(where),
-                 1LL << (bucket - 1), found->second.describe_warmup().c_str(),
-                 stops ? "stopped" : "runs on");
+    std::fprintf(
+        stderr, "[loom] pid %d warm-up: %s%s, %s, %lld+ bytes: %s: %s\n",
+        static_cast<int>(getpid()), kind.traffic == model::Traffic::Exchange ? "exchange " : "",
+        kind.side == Side::Send ? "send" : "receive", model::locality_name(kind.where),
+        1LL << (kind.bucket - 1), trial->describe_warmup().c_str(), stops ? "stopped" : "runs on");
   return stops;
+}
+
+// A settled kind's method, read without the lock and counted down to its re-check point. None
+// where the kind has not settled (a send whose receives have, and that is not timed, follows
+// them), or where it is at its re-check point and this message is timed: the locked path then.
+// A process that also receives this kind sends it as its receives settled (`received`): a
+// receive's time spans the peer's send, the transfer and the unpacking, a packed send's only
+// the first two, so the two ends of one kind can see opposite verdicts (docs/model.md,
+// "Online trials").
+std::optional<OnlineChoice> settled_choice(const Kind& kind, bool timed, uint32_t received) {
+  std::atomic<uint32_t>& slot = kind.settled();
+  const uint32_t mine = slot.load(std::memory_order_relaxed);
+  const bool follows_receives = kind.side == Side::Send && received;
+  if (!mine) {
+    if (follows_receives && !timed) return OnlineChoice{method_in(received), -1};
+    return std::nullopt;
+  }
+  const model::Method method = method_in(follows_receives ? received : mine & kMethodBits);
+  // Counted down with a plain load and store: racing threads may lose a count, which moves the
+  // re-check by a message, no more.
+  if (mine >= kOneMessage) {
+    slot.store(mine - kOneMessage, std::memory_order_relaxed);
+    return OnlineChoice{method, -1};
+  }
+  if (!timed || setting() != Setting::Auto) return OnlineChoice{method, -1};
+  return std::nullopt;
+}
+
+// A kind waiting for its trial runs `waiting` (the model's choice, or a send its receives'
+// verdict) without the lock and the clock, which a short-lived kind would pay on every message
+// of its life (docs/model.md, "Online trials"). The wait's last messages warm the host's typed
+// path up, so that the trial times the host at its speed (mpi::host_typed_warmup_messages; both
+// ends of a message count alike), unless the messages around the warm-up's start show the host
+// far behind even so. None once the wait is over.
+std::optional<OnlineChoice> waiting_choice(const Kind& kind, model::Method waiting) {
+  std::atomic<uint32_t>& wait_left = kind.wait_left();
+  static const uint32_t warmup = static_cast<uint32_t>(host_typed_warmup_messages());
+  for (uint32_t word = wait_left.load(std::memory_order_relaxed); (word & ~kWarmupStopped) > 0;) {
+    if (!wait_left.compare_exchange_weak(word, word - 1, std::memory_order_relaxed)) continue;
+    if (word & kWarmupStopped) return OnlineChoice{waiting, -1};
+    const uint32_t left = word;
+    const bool warming = left <= warmup;
+    if (warmup > 0 && waiting != model::Method::Host &&
+        left <= warmup + model::MethodTrial::kGaugedAsIs &&
+        left + model::MethodTrial::kGaugedHost >= warmup &&
+        warmup_stops(kind, warming, left + model::MethodTrial::kGaugedHost == warmup))
+      return OnlineChoice{waiting, -1};
+    return OnlineChoice{warming ? model::Method::Host : waiting, -1};
+  }
+  return std::nullopt;
+}
+
+// How many messages a kind runs before its trial: LOOM_TRIAL_WAIT, else until the trial can pay
+// for itself (MethodTrial::wait_for), judged by the model's own prediction of the gap; the
+// built-in rule's packing on its weak ground counts as a predicted tie.
+int trial_wait(const Kind& kind) {
+  if (const int wait = trial_wait_setting(); wait >= 0) return wait;
+  const model::Model& model = method_model();
+  const double bytes = bucket_bytes(kind.bucket);
+  if (model.rule_packs_on_weak_ground(kind.where, kind.type.shape, bytes))
+    return model::MethodTrial::wait_for(1, 1);
+  return model::MethodTrial::wait_for(
+      model.host_seconds(kind.where, kind.type.shape, bytes, kind.traffic),
+      model.pack_seconds(kind.where, kind.type.shape, bytes, kind.traffic));
+}
+
+// The kind's first message: its trial is created, and starts after the wait that this message
+// begins. The wait's choice, or none where there is no wait. Under the type's trial_mutex.
+std::optional<OnlineChoice> begin_trial(const Kind& kind, model::Method prior,
+                                        model::Method waiting) {
+  const int wait = trial_wait(kind);
+  kind.type.trials.try_emplace(kind.key(), prior, 0, wait);
+  if (wait <= 0) return std::nullopt;
+  kind.wait_left().store(static_cast<uint32_t>(wait - 1), std::memory_order_relaxed);
+  return OnlineChoice{waiting, -1};
+}
+
+// A blocking send's round, complete since its last send, concludes here, before this send's
+// clock starts (MethodTrial::record_sample), if the kind's receives have not concluded it. Where
+// that settles the kind, this send is its first settled message (the count to the re-check
+// point starts at it, trial.next_index(), or its re-check would start one message after the
+// peer's).
+std::optional<OnlineChoice> conclude_blocking_send(const Kind& kind, model::MethodTrial& trial,
+                                                   uint32_t received) {
+  if (kind.side != Side::Send || !trial.conclude()) return std::nullopt;
+  settle_if_decided(kind, trial);
+  std::atomic<uint32_t>& slot = kind.settled();
+  const uint32_t now_settled = slot.load(std::memory_order_relaxed);
+  if (now_settled < kOneMessage) return std::nullopt;
+  slot.store(now_settled - kOneMessage, std::memory_order_relaxed);
+  return OnlineChoice{method_in(received ? received : now_settled & kMethodBits), -1};
+}
+
+// A verdict of packing is confirmed on the kind's next messages; a settled kind at its re-check
+// point (MethodTrial::recheck_point) runs one round defending the verdict. Its messages take
+// the locked path until that decides.
+void defend_verdict_if_due(const Kind& kind, model::MethodTrial& trial) {
+  std::atomic<uint32_t>& slot = kind.settled();
+  const uint32_t mine = slot.load(std::memory_order_relaxed);
+  if (!trial.decided() || mine == 0 || mine >= kOneMessage) return;
+  if (trial.needs_confirmation()) {
+    trial = model::MethodTrial::confirm(trial);
+    count(kConfirmations);
+  } else {
+    trial = model::MethodTrial::recheck(*trial.decided(),
+                                        model::MethodTrial::recheck_point(trial.next_index()));
+    count(kRechecks);
+  }
+  // The slot keeps the verdict under test with no messages left: timed messages keep taking
+  // this path, and the process's sends of the kind keep following its receives (a 0 sent them
+  // back to their own verdict, which can differ, for the confirmation's length).
+  slot.store(mine & kMethodBits, std::memory_order_relaxed);
+}
+
+// Exchange messages, and blocking receives, are timed by the interval to the kind's next post
+// (MethodTrial::next_at): a blocking receive's own duration leaves out the process's send, so
+// the two ranks of a ping-pong would time different parts of one round trip and could settle
+// differently, each keeping the mix the other had measured as slowest (docs/model.md, "Online
+// trials"). Timed from post to post, both time the whole round trip. A blocking send keeps its
+// call's duration, and follows the receives' verdict.
+bool timed_by_interval(const Kind& kind) {
+  return kind.traffic == model::Traffic::Exchange || kind.side == Side::Receive;
+}
+
+// This message's ticket in the kind's trial. A sample timed by interval is recorded here, and
+// may decide the trial.
+model::MethodTrial::Ticket take_ticket(const Kind& kind, model::MethodTrial& trial) {
+  model::MethodTrial::Ticket ticket;
+  if (timed_by_interval(kind)) {
+    const bool was_decided = trial.decided().has_value();
+    // Exchange messages complete in a later wait call: an interval without one timed the posts
+    // alone (a host's typed post may return at once and pack in the wait, Loom's packs at the
+    // post).
+    ticket = trial.next_at(now_seconds(), completion_calls(kind.traffic));
+    if (!was_decided) settle_if_decided(kind, trial);
+    // The process's blocking sends of the kind conclude here, after this post's clock read
+    // (MethodTrial::record_sample).
+    if (kind.side == Side::Receive) {
+      const Kind sends = kind.on(Side::Send);
+      model::MethodTrial* sending = sends.trial();
+      if (sending && sending->conclude()) settle_if_decided(sends, *sending);
+    }
+  } else {
+    ticket = trial.next();
+  }
+  if (ticket.slot == 0 && !trial.is_recheck()) count(kTrialsStarted);
+  return ticket;
+}
+
+// A send outside its schedule, or in the slots that try the kind as it runs, follows this
+// process's receives of the kind, settled or not. Its own schedule still runs to the end: the
+// peer's receive trial is timing those sends, and a ping-pong's responder settles its receives
+// one message before its last scheduled send (docs/model.md, "Online trials"). In those slots
+// it follows the method their round defends, as the peer's receive trial expects of the kind
+// as it runs; a confirmation of the sends' verdict runs as the receives now do (their verdict,
+// which can differ, or the packing their own confirmation tries).
+model::Method send_method(const Kind& kind, const model::MethodTrial& trial,
+                          const model::MethodTrial::Ticket& ticket, uint32_t received) {
+  const model::MethodTrial* receiving = kind.on(Side::Receive).trial();
+  if (ticket.slot >= 0) {
+    if (!receiving) return ticket.method;
+    return trial.is_confirmation() ? receiving->current() : receiving->defended();
+  }
+  if (received) return method_in(received);
+  return receiving ? receiving->current() : ticket.method;
+}
+
+// The method of a message with `ticket`: a scheduled sample of the kind's trial, or the kind as
+// it runs. `report_slot`: the sample the caller times and reports (report_trial), -1 for none.
+OnlineChoice ticket_choice(const Kind& kind, model::MethodTrial& trial,
+                           model::MethodTrial::Ticket ticket, int report_slot, uint32_t received) {
+  if (ticket.slot >= 0 && !ticket.as_is) {
+    // A send whose receives have ruled its challenger out (MethodTrial::kRuledOutAfter) runs
+    // the method their round defends, as the peer's receives of the kind now expect, and its
+    // sample is not one of the challenger's.
+    if (kind.side == Side::Send) {
+      const model::MethodTrial* receiving = kind.on(Side::Receive).trial();
+      if (receiving && receiving->rules_out(ticket.method)) {
+        trial.rule_out(ticket.method);
+        return {receiving->defended(), -1};
+      }
+    }
+    return {ticket.method, report_slot};
+  }
+  if (kind.side == Side::Send) ticket.method = send_method(kind, trial, ticket, received);
+  if (ticket.slot >= 0) return {ticket.method, report_slot};
+  // Every message issued, a record still out (another thread's): leave the locked path; the
+  // record's verdict, if any, overwrites the slot. No re-check until then.
+  if (!trial.scheduling() && !trial.decided())
+    kind.settled().store(settled_slot(trial.current(), kNoRecheck), std::memory_order_relaxed);
+  return {ticket.method, -1};
 }
 
 }  // namespace
@@ -314,202 +544,40 @@ OnlineChoice detail::choose_online_slow(const TypePlan& type, int64_t message_by
                                         bool timed) {
   const bool online = config().online && message_bytes > 0 &&
                       detail::pinned_method.load(std::memory_order_relaxed) < 0;
-  const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
+  const Kind kind{type, size_bucket(message_bytes), traffic, where, side};
   // Settled kinds first: trials run only under LOOM_METHOD=auto, so a settled slot implies it.
-  auto& settled = type.settled[static_cast<int>(traffic)][static_cast<int>(where)];
-  uint32_t received = 0;
+  uint32_t received = 0;  // the kind's receives' settled method bits
   if (online) {
-    // A process that also receives this kind sends it as its receives settled: a receive's
-    // time spans the peer's send, the transfer and the unpacking, a packed send's only the
-    // first two (MPICH 4.0, a Fortran grid face at 4 MiB: the sender saw packing 5% ahead,
-    // its receiver saw it 50% behind).
-    received = settled[static_cast<int>(Side::Receive)][bucket].load(std::memory_order_relaxed) &
-               kMethodBits;
-    auto& mine_slot = settled[static_cast<int>(side)][bucket];
-    const uint32_t mine = mine_slot.load(std::memory_order_relaxed);
-    if (mine) {
-      const auto method = static_cast<model::Method>(
-          (side == Side::Send && received ? received : mine & kMethodBits) - 1);
-      // Counted down with a plain load and store: racing threads may lose a count, which
-      // moves the re-check by a message, no more.
-      if (mine >= kOneMessage) {
-        mine_slot.store(mine - kOneMessage, std::memory_order_relaxed);
-        return {method, -1};
-      }
-      if (!timed || setting() != Setting::Auto) return {method, -1};
-      // At the kind's re-check point: below, under the lock.
-    } else if (side == Side::Send && received && !timed) {
-      return {static_cast<model::Method>(received - 1), -1};
-    }
+    received = kind.on(Side::Receive).settled().load(std::memory_order_relaxed) & kMethodBits;
+    if (const auto settled = settled_choice(kind, timed, received)) return *settled;
   }
   const model::Method prior = choose_method(type, message_bytes, where, traffic);
   if (!online || !timed || setting() != Setting::Auto) return {prior, -1};
-  // A kind waiting for its trial runs the model's choice, or a send its receives' verdict,
-  // without the lock and the clock, which a short-lived kind would pay on every message of its
-  // life (docs/model.md, "Online trials").
-  const model::Method waiting =
-      side == Side::Send && received ? static_cast<model::Method>(received - 1) : prior;
-  auto& wait_left = type.wait_left[static_cast<int>(traffic)][static_cast<int>(where)]
-                                  [static_cast<int>(side)][bucket];
-  // The wait's last messages warm the host's typed path up, so that the trial times the host at
-  // its speed (mpi::host_typed_warmup_messages; both ends of a message count alike), unless the
-  // messages around the warm-up's start show the host far behind even so.
-  static const uint32_t warmup = static_cast<uint32_t>(host_typed_warmup_messages());
-  for (uint32_t word = wait_left.load(std::memory_order_relaxed); (word & ~kWarmupStopped) > 0;) {
-    if (!wait_left.compare_exchange_weak(word, word - 1, std::memory_order_relaxed)) continue;
-    if (word & kWarmupStopped) return {waiting, -1};
-    const uint32_t left = word;
-    const bool warming = left <= warmup;
-    if (warmup > 0 && waiting != model::Method::Host &&
-        left <= warmup + model::MethodTrial::kGaugedAsIs &&
-        left + model::MethodTrial::kGaugedHost >= warmup &&
-        warmup_stops(type, bucket, traffic, where, side, wait_left, warming,
-                     left + model::MethodTrial::kGaugedHost == warmup))
-      return {waiting, -1};
-    return {warming ? model::Method::Host : waiting, -1};
-  }
+  const model::Method waiting = side == Side::Send && received ? method_in(received) : prior;
+  if (const auto still_waiting = waiting_choice(kind, waiting)) return *still_waiting;
   std::lock_guard<std::mutex> lock(type.trial_mutex);
-  const int key = trial_key(traffic, where, side, bucket);
-  auto found = type.trials.find(key);
-  if (found == type.trials.end()) {
-    // The kind's first message: it waits until its trial can pay for itself
-    // (MethodTrial::wait_for), judged by the model's own prediction of the gap; the built-in
-    // rule's packing on its weak ground counts as a predicted tie.
-    int wait = trial_wait_setting();
-    if (wait < 0) {
-      const model::Model& model = method_model();
-      const double bytes = bucket_bytes(bucket);
-      wait =
-          model.rule_packs_on_weak_ground(where, type.shape, bytes)
-              ? model::MethodTrial::wait_for(1, 1)
-              : model::MethodTrial::wait_for(model.host_seconds(where, type.shape, bytes, traffic),
-                                             model.pack_seconds(where, type.shape, bytes, traffic));
-    }
-    // The trial itself starts after the wait, which this message begins.
-    type.trials.try_emplace(key, prior, 0, wait);
-    if (wait > 0) {
-      wait_left.store(static_cast<uint32_t>(wait - 1), std::memory_order_relaxed);
-      return {waiting, -1};
-    }
-    found = type.trials.find(key);
+  model::MethodTrial* trial = kind.trial();
+  if (!trial) {
+    if (const auto wait = begin_trial(kind, prior, waiting)) return *wait;
+    trial = kind.trial();
   }
-  model::MethodTrial& trial = found->second;
-  // A blocking send's round, complete since its last send, concludes here, before this send's
-  // clock starts (MethodTrial::record_sample), if the kind's receives have not concluded it.
-  auto& settled_mine = settled[static_cast<int>(side)][bucket];
-  if (side == Side::Send && trial.conclude()) {
-    settle_if_decided(type, bucket, traffic, where, side, trial);
-    // The count to the re-check point starts at this send (trial.next_index()): it counts down
-    // as a settled message, or its re-check would start one message after the peer's.
-    const uint32_t now_settled = settled_mine.load(std::memory_order_relaxed);
-    if (now_settled >= kOneMessage) {
-      settled_mine.store(now_settled - kOneMessage, std::memory_order_relaxed);
-      return {static_cast<model::Method>((received ? received : now_settled & kMethodBits) - 1),
-              -1};
-    }
-  }
-  const uint32_t mine = settled_mine.load(std::memory_order_relaxed);
-  if (trial.decided() && mine != 0 && mine < kOneMessage) {
-    // A verdict of packing is confirmed on the kind's next messages; a settled kind at its
-    // re-check point (MethodTrial::recheck_point) runs one round defending the verdict. Its
-    // messages take the locked path until that decides.
-    if (trial.needs_confirmation()) {
-      trial = model::MethodTrial::confirm(trial);
-      count(kConfirmations);
-    } else {
-      trial = model::MethodTrial::recheck(*trial.decided(),
-                                          model::MethodTrial::recheck_point(trial.next_index()));
-      count(kRechecks);
-    }
-    // The slot keeps the verdict under test with no messages left: timed messages keep taking
-    // this path, and the process's sends of the kind keep following its receives (a 0 sent
-    // them back to their own verdict, which can differ, for the confirmation's length).
-    settled_mine.store(mine & kMethodBits, std::memory_order_relaxed);
-  }
-  model::MethodTrial::Ticket ticket;
-  // Exchange messages, and blocking receives, are timed by the interval to the kind's next
-  // post, recorded here (MethodTrial::next_at). A blocking receive's own duration leaves out
-  // the process's send, so the two ranks of a ping-pong timed different parts of one round
-  // trip and could settle differently, each keeping the mix the other had measured as slowest
-  // (MPICH, subarray_face at 16 MiB: 0.79x). Timed from post to post, both time the whole
-  // round trip. A blocking send keeps its call's duration, and follows the receives' verdict.
-  const bool by_interval = traffic == model::Traffic::Exchange || side == Side::Receive;
-  if (by_interval) {
-    const bool was_decided = trial.decided().has_value();
-    // Exchange messages complete in a later wait call: an interval without one timed the
-    // posts alone (MPI_Isend x64, then MPI_Waitall: MPICH's typed post returns in 0.1-0.3 us
-    // and packs in the wait, Loom's packs at the post).
-    ticket = trial.next_at(now_seconds(), completion_calls(traffic));
-    if (!was_decided) settle_if_decided(type, bucket, traffic, where, side, trial);
-    // The process's blocking sends of the kind conclude here, after this post's clock read
-    // (MethodTrial::record_sample).
-    if (side == Side::Receive) {
-      const auto sending = type.trials.find(trial_key(traffic, where, Side::Send, bucket));
-      if (sending != type.trials.end() && sending->second.conclude())
-        settle_if_decided(type, bucket, traffic, where, Side::Send, sending->second);
-    }
-  } else {
-    ticket = trial.next();
-  }
-  if (ticket.slot == 0 && !trial.is_recheck()) count(kTrialsStarted);
-  // A sample timed by interval was recorded above: nothing for the caller to report.
-  const int report_slot = by_interval ? -1 : ticket.slot;
-  if (ticket.slot >= 0 && !ticket.as_is) {
-    // A send whose receives have ruled its challenger out (MethodTrial::kRuledOutAfter) runs the
-    // method their round defends, as the peer's receives of the kind now expect, and its sample
-    // is not one of the challenger's.
-    if (side == Side::Send) {
-      const auto receiving = type.trials.find(trial_key(traffic, where, Side::Receive, bucket));
-      if (receiving != type.trials.end() && receiving->second.rules_out(ticket.method)) {
-        trial.rule_out(ticket.method);
-        return {receiving->second.defended(), -1};
-      }
-    }
-    return {ticket.method, report_slot};
-  }
-  // Outside its schedule, and in the slots that try the kind as it runs, a send follows this
-  // process's receives of the kind, settled or not. Its own schedule still runs to the end: the
-  // peer's receive trial is timing those sends, and a ping-pong's responder settles its
-  // receives one message before its last scheduled send (MPICH, vec_b64 at 4 MiB: the
-  // initiator's last host sample met a packed reply, and it kept the host's engine against 3x
-  // faster packing).
-  // In those slots it follows the method their round defends, as the peer's receive trial
-  // expects of the kind as it runs.
-  if (side == Side::Send) {
-    const auto receiving = type.trials.find(trial_key(traffic, where, Side::Receive, bucket));
-    const bool has_receiving = receiving != type.trials.end();
-    if (ticket.slot >= 0) {
-      // A confirmation of the sends' verdict runs as the receives now do: their verdict, which
-      // can differ, or the packing their own confirmation tries.
-      if (has_receiving)
-        ticket.method =
-            trial.is_confirmation() ? receiving->second.current() : receiving->second.defended();
-      return {ticket.method, report_slot};
-    }
-    if (received)
-      ticket.method = static_cast<model::Method>(received - 1);
-    else if (has_receiving)
-      ticket.method = receiving->second.current();
-  }
-  if (ticket.slot >= 0) return {ticket.method, report_slot};
-  // Every message issued, a record still out (another thread's): leave the locked path; the
-  // record's verdict, if any, overwrites the slot.
-  if (!trial.scheduling() && !trial.decided()) {
-    // No re-check until the record's verdict sets the kind's point.
-    settled_mine.store(settled_slot(trial.current(), kNoRecheck), std::memory_order_relaxed);
-  }
-  return {ticket.method, -1};
+  if (const auto concluded = conclude_blocking_send(kind, *trial, received)) return *concluded;
+  defend_verdict_if_due(kind, *trial);
+  const model::MethodTrial::Ticket ticket = take_ticket(kind, *trial);
+  // A sample timed by interval was recorded in take_ticket: nothing for the caller to report.
+  const int report_slot = timed_by_interval(kind) ? -1 : ticket.slot;
+  return ticket_choice(kind, *trial, ticket, report_slot, received);
 }
 
 void report_trial(const TypePlan& type, int64_t message_bytes, model::Locality where,
                   model::Traffic traffic, Side side, model::MethodTrial::Ticket ticket,
                   double seconds) {
-  const int bucket = std::bit_width(static_cast<uint64_t>(message_bytes));
+  const Kind kind{type, size_bucket(message_bytes), traffic, where, side};
   std::lock_guard<std::mutex> lock(type.trial_mutex);
-  const auto found = type.trials.find(trial_key(traffic, where, side, bucket));
-  if (found == type.trials.end() || found->second.decided()) return;
+  model::MethodTrial* trial = kind.trial();
+  if (!trial || trial->decided()) return;
   // Concluded at the kind's next post (choose_online_slow).
-  found->second.record_sample(ticket, seconds);
+  trial->record_sample(ticket, seconds);
 }
 
 std::string calibration_path() {

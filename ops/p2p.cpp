@@ -467,6 +467,33 @@ int receive_on_route(const Route& r, void* buf, int count, MPI_Datatype type, in
   return receive_staged(r, staging.data(), buf, count, source, tag, comm, status);
 }
 
+using LaterReceive = decltype(HostMpi::Irecv);
+
+// A non-blocking (`host_receive`: the host's MPI_Irecv) or persistent (MPI_Recv_init,
+// `persistent`) receive on its route: packed bytes into staging, unpacked when the request
+// completes (each time, for a persistent one). Inlined, so that each entry keeps its direct
+// host call.
+[[gnu::always_inline]] inline int receive_later(LaterReceive host_receive, bool persistent,
+                                                const Route& r, void* buf, int count,
+                                                MPI_Datatype type, int source, int tag,
+                                                MPI_Comm comm, MPI_Request* request) {
+  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
+  if (!shared || !request) {
+    // A persistent receive's set-up moves no data: not time towards the type's plan.
+    if (persistent) return host_receive(buf, count, type, source, tag, comm, request);
+    return host_call(type, r,
+                     [&] { return host_receive(buf, count, type, source, tag, comm, request); });
+  }
+  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
+  const PackedWire wire(r.bytes);
+  const int rc =
+      host_receive(staging.data(), wire.count(), wire.type(), source, tag, comm, request);
+  if (rc == MPI_SUCCESS)
+    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
+                                                         std::move(staging), persistent, r.device));
+  return rc;
+}
+
 }  // namespace
 
 int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -541,18 +568,7 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
     if (self->receive(buf, count, type, tag, request, MPI_STATUS_IGNORE, &rc)) return rc;
   }
   const Route r = route(buf, count, type, comm, source, false, kOverlapping, Timing::Timed);
-  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
-  if (!shared || !request)
-    return host_call(type, r,
-                     [&] { return host().Irecv(buf, count, type, source, tag, comm, request); });
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const PackedWire wire(r.bytes);
-  const int rc =
-      host().Irecv(staging.data(), wire.count(), wire.type(), source, tag, comm, request);
-  if (rc == MPI_SUCCESS)
-    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
-                                                         std::move(staging), false, r.device));
-  return rc;
+  return receive_later(host().Irecv, false, r, buf, count, type, source, tag, comm, request);
 }
 
 int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -562,16 +578,7 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
     if (self->receive_init(buf, count, type, tag, request, &rc)) return rc;
   }
   const Route r = route(buf, count, type, comm, source, false, kOverlapping);
-  std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
-  if (!shared || !request) return host().Recv_init(buf, count, type, source, tag, comm, request);
-  StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
-  const PackedWire wire(r.bytes);
-  const int rc =
-      host().Recv_init(staging.data(), wire.count(), wire.type(), source, tag, comm, request);
-  if (rc == MPI_SUCCESS)
-    track_request(*request, std::make_unique<StagedRecv>(std::move(shared), buf, count,
-                                                         std::move(staging), true, r.device));
-  return rc;
+  return receive_later(host().Recv_init, true, r, buf, count, type, source, tag, comm, request);
 }
 
 int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,

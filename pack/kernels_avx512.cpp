@@ -78,18 +78,16 @@ inline __m512i permute_bytes(__m512i index, __m512i v) {
   return _mm512_maskz_permutexvar_epi8(~__mmask64{0}, index, v);
 }
 
-// From 16-byte blocks up, plain vector moves beat the window in cache (the four-block loop
-// against window pairs, 1-D sweep at 16 KiB vs MPICH 4.0: 1.5x -> 1.8x). Packing long rows
-// of 16-byte blocks 25-48 bytes apart into an out-of-cache slab keeps the window: its pairs
-// fill whole streamed lines.
+// From 16-byte blocks up, plain vector moves beat the window in cache (measured with
+// `loom-bench pack`, docs/bench-pack.md). Packing long rows of 16-byte blocks 25-48 bytes apart
+// into an out-of-cache slab keeps the window: its pairs fill whole streamed lines.
 constexpr int64_t kLongRowBlocks = 64;
 
 // 4- and 8-byte blocks have a plain loop that moves four blocks per iteration
 // (for_each_word_block). The window keeps long rows (64 blocks or more) and unpacks of
 // 4-byte blocks; on shorter rows its per-row set-up and masked tails cost more than it
-// saves (`loom-bench pack` vs MPICH 4.0, alternating runs: 3-D 4-byte blocks packed at
-// 1-256 KiB 1.1-1.4x -> 1.7-1.9x, 2-D at 1 KiB 1.9x -> 2.9x), while 4-byte unpacks lost
-// 15-35% without it, on short rows too.
+// saves, while 4-byte unpacks are slower without it, on short rows too (`loom-bench pack`,
+// docs/bench-pack.md).
 bool window_applies(const Slab& s, bool pack, bool streaming) {
   if (s.block <= 0 || s.stride <= s.block || s.block + s.stride > kWindow || s.n < 2) return false;
   if (pack && streaming)  // whole streamed lines
@@ -108,9 +106,7 @@ void pack_row(char* packed, const char* strided, int64_t n, const Window& w, __m
   int64_t done = 0;
   if (w.pairs_fit) {
     // One full store per two windows instead of two overlapping ones (blocks at stride 2x
-    // fill it exactly, and it stays aligned when the packed buffer is). Measured in one
-    // state of this machine: 4-byte blocks at 16-256 KiB 23-28 -> 38-39 GB/s, 8-byte
-    // blocks 37-39 -> 40-41 GB/s.
+    // fill it exactly, and it stays aligned when the packed buffer is): fewer, wider stores.
     const __m512i pair = _mm512_load_si512(w.gather_pair);
     // Whole aligned lines can bypass the cache (see pack_avx512).
     const bool stream = streaming && 2 * w.packed_bytes == kWindow &&
@@ -152,8 +148,7 @@ void unpack_row(char* strided, const char* packed, int64_t n, const Window& w, _
   const int64_t step = w.blocks * w.stride;
   int64_t done = 0;
   if (w.pairs_fit) {
-    // One load feeds two windows (1-8 byte blocks at stride 2x, 16-256 KiB: 35-38 -> 51-61
-    // GB/s, in alternating runs here).
+    // One load feeds two windows (1-8 byte blocks at stride 2x): half the loads.
     const __m512i second = _mm512_load_si512(w.scatter_second);
     while (n - done >= 2 * w.blocks && packed + kWindow <= packed_end) {
       const __m512i v = _mm512_loadu_si512(packed);
@@ -186,11 +181,11 @@ void unpack_row(char* strided, const char* packed, int64_t n, const Window& w, _
 // contiguous 64-byte run of user memory, all of it block bytes, and a line of its own.
 // Both directions move such runs whole, a band of columns at a time: unpack gathers a run
 // from as many packed rows and writes it with one full store instead of 64 / block partial
-// ones. Measured on FFT2D against the row/tile walk (MPICH 4.0 host ratios): unpack 16 KiB
-// 0.72x -> 1.2-1.4x, 32 MiB 0.85x -> 1.1-1.3x; pack 16 KiB-4 MiB 1.2-2.4x -> 2.4-3.4x.
-// Columns must not overlap (stride >= rows * block): the moves leave typemap order.
-// A band of columns keeps the user pages in flight few (each column is a page of its own
-// once columns are 4 KiB apart): all columns at once ran 2x slower at 64 MiB.
+// ones: faster than the row/tile walk on FFT2D's transpose, both ways (`loom-bench pack`,
+// docs/bench-pack.md). Columns must not overlap (stride >= rows * block): the moves leave
+// typemap order. A band of columns keeps the user pages in flight few (each column is a page
+// of its own once columns are 4 KiB apart): all columns at once ran slower on large
+// transposes.
 constexpr int64_t kInterleavedBand = 16;
 
 bool rows_interleave(const Slab& s) {
@@ -301,9 +296,9 @@ void pack_lines_streaming(char* packed, const char* strided, const Slab& s) {
 }
 
 // Blocks of 257 B to 2 KiB in cached packs and unpacks: inline 64-byte moves, the last one
-// overlapping, instead of a memcpy call and its size dispatch per block (WRF y halo, 384 B
-// blocks at 256 KiB: 61-63 -> 91-99 GB/s). Longer blocks amortise the call. Out of cache,
-// memcpy wins (3-D 512 B blocks at 32-64 MiB: 0.87-0.92x -> 0.97-1.03x over Open MPI).
+// overlapping, instead of a memcpy call and its size dispatch per block (the call costs a
+// cached block of a few hundred bytes more than its copy). Longer blocks amortise the call.
+// Out of cache, memcpy wins (docs/bench-pack.md).
 constexpr int64_t kInlineLongBlockMax = 2048;
 
 bool inline_long_blocks(const Slab& s) {
@@ -312,9 +307,8 @@ bool inline_long_blocks(const Slab& s) {
 
 // Longer blocks packed from memory rather than cache (their slab spans more than the
 // out-of-cache size, the packed output does not) move faster this way too than with memcpy,
-// which uses rep movsb for them (faces of 3-23 KiB blocks spanning 33 MiB, packed to 4 MiB:
-// 1.00x -> 1.08-1.11x over Open MPI, MILC 2.5x -> 3.3-3.7x over MPICH); from cache, memcpy
-// stays ahead (4 KiB blocks at 256 KiB: 1.03x -> 0.92-0.97x).
+// which uses rep movsb for them; from cache, memcpy stays ahead (both measured with
+// `loom-bench pack`, docs/bench-pack.md).
 bool spans_out_of_cache(const Slab& s) {
   const int64_t span = magnitude(s.stride) * (s.n - 1) + magnitude(s.row_stride) * (s.rows - 1);
   return span > kOutOfCacheBytes;
@@ -329,11 +323,10 @@ constexpr auto copy_long_block = [](char* dst, const char* src, int64_t len) {
 
 // Blocks that start or end inside a line, out of cache: the whole lines inside stream, the
 // part lines get byte-masked plain stores (the rest of such a line belongs to the next
-// block, or to the user). Part lines cost: in a standalone test, blocks of 104-392 B lost
-// 10-60% this way against plain copies, 1 KiB blocks broke even and 2-23 KiB gained 10-50%.
-// Blocks of whole aligned lines keep their own loops (pack_lines_streaming and
-// unpack_lines_streaming): run through for_each_block with this copy, 256 B blocks at
-// 32-64 MiB measured 1.2-1.5x -> 0.9-1.0x over Open MPI, for a reason not found.
+// block, or to the user). Part lines cost, so this pays only for blocks of a kilobyte or more;
+// shorter ones lose against plain copies. Blocks of whole aligned lines keep their own loops
+// (pack_lines_streaming and unpack_lines_streaming): through for_each_block with this copy
+// they ran slower, for a reason not found.
 constexpr int64_t kStreamSplitLinesMinBlock = 1024;
 
 constexpr auto stream_long_block = [](char* dst, const char* src, int64_t len) {
@@ -363,25 +356,19 @@ constexpr auto stream_long_block = [](char* dst, const char* src, int64_t len) {
 // Out of cache the packed output would not stay cached anyway: where whole aligned lines
 // are produced (two windows of 1-8 byte blocks at stride 2x, blocks of a multiple of 64
 // bytes, or the inner lines of longer blocks) they are written with non-temporal stores,
-// which skip each line's read-for-ownership. Measured at 32-64 MiB in alternating runs (GB/s,
-// plain -> streamed): 1-4 byte blocks 12-13 -> 14-15.5, 512 B 13-14 -> 14-17; with four
-// lines' loads issued before their stores, 256 B and 4 KiB blocks 0.9-1.0x -> 1.2-1.4x over
-// Open MPI and 64 B blocks 1.2-1.4x -> 1.7-2.0x; grid y-faces of 23 KiB blocks, which split
-// lines, 0.90-0.98x -> 1.09-1.10x over Open MPI and 1.0x -> 1.18x over MPICH (unpack
-// 0.99x -> 1.12x over Open MPI).
+// which skip each line's read-for-ownership, with several lines' loads issued before their
+// stores so that misses overlap (out-of-cache sizes of `loom-bench pack`, docs/bench-pack.md).
 void pack_avx512(char* packed, const char* strided, const Slab& s) {
   if (rows_interleave(s))
     return s.block == 8 ? pack_interleaved_rows<8>(packed, strided, s)
                         : pack_interleaved_rows<16>(packed, strided, s);
   // Per slab, not per pack (s.out_of_cache): streaming the many small slabs of a large 3-D
-  // pack measured worse (4-byte blocks at 32 MiB 4.7-4.9x -> 3.4-3.6x over Open MPI, 512 B
-  // 0.94-0.96x -> 0.87-0.94x), while unpack gains from the pack-wide hint (see below).
+  // pack measured worse, while unpack gains from the pack-wide hint (see below).
   const bool streaming = s.block * s.n * s.rows > kOutOfCacheBytes;
   if (!window_applies(s, true, streaming)) {
     char* const user = const_cast<char*>(strided);
-    // One-line blocks stream whenever the whole pack is out of cache (3-D 64 B at 32-64 MiB:
-    // 1.2-1.3x -> 1.9-2.2x over Open MPI); longer blocks only in out-of-cache slabs, since a
-    // 3-D pack of 512 B blocks streamed in small slabs lost (0.94-0.98x -> 0.82-0.96x).
+    // One-line blocks stream whenever the whole pack is out of cache; longer blocks only in
+    // out-of-cache slabs, since a 3-D pack of 512 B blocks streamed in small slabs lost.
     const bool stream_lines = s.block == kWindow ? s.out_of_cache : streaming;
     if (stream_lines && s.block % kWindow == 0 &&
         (reinterpret_cast<uintptr_t>(packed) & (kWindow - 1)) == 0) {
@@ -405,17 +392,15 @@ void pack_avx512(char* packed, const char* strided, const Slab& s) {
 }
 
 // Byte-masked stores win while the lines are cached; once they miss L3, they drain about
-// half as fast as plain stores here (4-byte blocks at stride 8, 32 MiB: 5 GB/s masked,
-// 9-10 GB/s plain), so slabs of 4-byte blocks or more are unpacked with plain stores when
-// the whole unpack is out of cache (3-D 4-byte blocks at 32-64 MiB: 3.3-3.6x -> 4.6x over
-// Open MPI, deciding by the whole unpack rather than by each small slab). One- and two-byte blocks
-// keep the window: a store per byte is slower still.
+// half as fast as plain stores, so slabs of 4-byte blocks or more are unpacked with plain
+// stores when the whole unpack is out of cache (deciding by the whole unpack rather than by
+// each small slab, which measured better on 3-D unpacks). One- and two-byte blocks keep the
+// window: a store per byte is slower still.
 constexpr int64_t kPlainUnpackMinBlock = 4;
 
 // Unpack's counterpart of pack_lines_streaming, for blocks of whole, aligned 64-byte lines
-// in an out-of-cache unpack: nothing between blocks is written. Measured at 32-64 MiB
-// against Open MPI in alternating runs: 256 B blocks 0.96x -> 1.68x, 4 KiB 1.0x -> 1.45x,
-// 3-D 512 B 0.95x -> 1.15-1.53x.
+// in an out-of-cache unpack: nothing between blocks is written, and no line is read for
+// ownership (`loom-bench pack`, docs/bench-pack.md).
 bool lines_stream_out(const char* strided, const Slab& s) {
   return s.out_of_cache && s.block > 0 && s.block % kWindow == 0 && s.stride % kWindow == 0 &&
          s.row_stride % kWindow == 0 && (reinterpret_cast<uintptr_t>(strided) & (kWindow - 1)) == 0;

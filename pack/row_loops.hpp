@@ -16,43 +16,34 @@ namespace {
 
 constexpr int64_t kInlineCopyBytes = 256;  // longer blocks go to memcpy
 
+// Copies `len` bytes, `width` <= len <= 2 * `width`, as two moves of `width` bytes each way
+// (the first and the last `width`, overlapping in the middle). Forced inline: the per-block
+// loops compile to the same code as with each width written out.
+template <size_t width>
+[[gnu::always_inline]] inline void copy_both_ends(char* dst, const char* src, int64_t len) {
+  char first[width], last[width];
+  std::memcpy(first, src, width);
+  std::memcpy(last, src + len - static_cast<int64_t>(width), width);
+  std::memcpy(dst, first, width);
+  std::memcpy(dst + len - static_cast<int64_t>(width), last, width);
+}
+
 // Copies `len` bytes with at most two (overlapping) fixed-size moves for short blocks:
 // far cheaper than a memcpy call when blocks are a few bytes long.
 inline void copy_block(char* dst, const char* src, int64_t len) {
   if (len <= 16) {
-    if (len >= 8) {
-      uint64_t a, b;
-      std::memcpy(&a, src, 8);
-      std::memcpy(&b, src + len - 8, 8);
-      std::memcpy(dst, &a, 8);
-      std::memcpy(dst + len - 8, &b, 8);
-    } else if (len >= 4) {
-      uint32_t a, b;
-      std::memcpy(&a, src, 4);
-      std::memcpy(&b, src + len - 4, 4);
-      std::memcpy(dst, &a, 4);
-      std::memcpy(dst + len - 4, &b, 4);
-    } else if (len >= 2) {
-      uint16_t a, b;
-      std::memcpy(&a, src, 2);
-      std::memcpy(&b, src + len - 2, 2);
-      std::memcpy(dst, &a, 2);
-      std::memcpy(dst + len - 2, &b, 2);
-    } else if (len == 1) {
+    if (len >= 8)
+      copy_both_ends<8>(dst, src, len);
+    else if (len >= 4)
+      copy_both_ends<4>(dst, src, len);
+    else if (len >= 2)
+      copy_both_ends<2>(dst, src, len);
+    else if (len == 1)
       *dst = *src;
-    }
   } else if (len <= 32) {
-    char a[16], b[16];
-    std::memcpy(a, src, 16);
-    std::memcpy(b, src + len - 16, 16);
-    std::memcpy(dst, a, 16);
-    std::memcpy(dst + len - 16, b, 16);
+    copy_both_ends<16>(dst, src, len);
   } else if (len <= 64) {
-    char a[32], b[32];
-    std::memcpy(a, src, 32);
-    std::memcpy(b, src + len - 32, 32);
-    std::memcpy(dst, a, 32);
-    std::memcpy(dst + len - 32, b, 32);
+    copy_both_ends<32>(dst, src, len);
   } else if (len <= kInlineCopyBytes) {
     // Inline 32-byte moves with an overlapping last one: no call for mid-size blocks.
     char a[32];
@@ -79,8 +70,8 @@ inline int64_t magnitude(int64_t v) {
 // Packed offsets stay those of typemap order; only the order of the copies changes,
 // which cannot change the result because distinct blocks of a valid typemap never
 // overlap where they are written.
-// Slabs that fit in L1 are walked in plain row order (measured: tiles cost 0.7x at
-// 16 KiB and gain 3-7x from 256 KiB up on FFT2D's transpose).
+// Slabs that fit in L1 are walked in plain row order: there tiles cost more than they save,
+// while from a few hundred KiB up they win by far on FFT2D's transpose (docs/bench-pack.md).
 constexpr int64_t kTiledSlabBytes = int64_t{64} << 10;
 
 inline bool walk_in_tiles(const Slab& s) {
@@ -136,10 +127,10 @@ inline void move_four_words(char* const* to, char* const* from) {
   store_word<kBlock>(to[3], d);
 }
 
-// for_each_block for word-sized blocks, four at a time. Measured on the AVX-512 EPYC against
-// the one-block loop (`loom-bench pack` vs MPICH 4.0, alternating runs): 16-byte blocks
-// unpacked in 2-D/3-D rows 0.9-1.0x -> 1.3-2.1x; grid x-faces and edges (8-byte blocks a
-// line apart) packed at 1 KiB 2.2-2.4x -> 3.1-3.2x.
+// for_each_block for word-sized blocks, four at a time: fewer loop iterations and more
+// independent loads in flight than the one-block loop, which measured faster for 16-byte
+// unpacks in 2-D/3-D rows and for packs of grid x-faces and edges (`loom-bench pack`,
+// docs/bench-pack.md).
 template <bool kPack, int64_t kBlock>
 inline void for_each_word_block(char* packed, char* strided, const Slab& slab) {
   const Slab s = slab;  // locals: see list_fixed
@@ -190,7 +181,7 @@ inline void slab_fixed(char* packed, char* strided, const Slab& slab) {
     return;
   }
   // Unpacks of 4- and 8-byte blocks keep one block per iteration: with blocks a line apart
-  // (grid x-faces) four at a time lost 8-10% at 16 KiB and out of cache.
+  // (grid x-faces) four at a time measured slower, in cache and out of it.
   if constexpr (kWordBlock<kBlock> && (kPack || kBlock == 16))
     for_each_word_block<kPack, kBlock>(packed, strided, s);
   else
@@ -220,8 +211,8 @@ inline void slab_blocks(char* packed, char* strided, const Slab& slab) {
     case 32:
       return slab_fixed<kPack, 32>(packed, strided, s);
     default:
-      // Long blocks: memcpy straight, without copy_block's per-block size dispatch (Open MPI
-      // 4.1, 16 KiB faces of 368-840 B blocks: 0.83-0.92x -> 1.05-1.09x).
+      // Long blocks: memcpy straight, without copy_block's per-block size dispatch, which
+      // costs blocks of a few hundred bytes more than it saves.
       if (s.block > kInlineCopyBytes)
         return for_each_block<kPack>(packed, strided, s,
                                      [](char* dst, const char* src, int64_t len) {

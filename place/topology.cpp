@@ -3,6 +3,7 @@
 #include <hwloc.h>
 
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 
 namespace loom::place {
@@ -95,6 +96,17 @@ std::string Topology::bound_cpus() const {
   }
   hwloc_bitmap_free(set);
   return list;
+}
+
+const Topology* machine_topology() {
+  static const std::unique_ptr<Topology> topology = []() -> std::unique_ptr<Topology> {
+    try {
+      return std::make_unique<Topology>();
+    } catch (const std::exception&) {
+      return nullptr;
+    }
+  }();
+  return topology.get();
 }
 
 }  // namespace loom::place

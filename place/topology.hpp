@@ -44,4 +44,8 @@ class Topology {
   State* state_;
 };
 
+// This machine's topology, loaded once per process on first use (hwloc reads it from the system:
+// milliseconds on a large node); null when hwloc cannot.
+const Topology* machine_topology();
+
 }  // namespace loom::place

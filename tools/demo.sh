@@ -9,7 +9,7 @@ usage() {
   cat <<'EOF'
 usage: tools/demo.sh [--quick] [--help]
   Builds Loom (build/$LOOM_MPI), runs examples/halo3d natively and under loomrun with both
-  exchange styles (Irecv/Isend/Waitall and MPI_Neighbor_alltoallw), fails unless the
+  exchange styles (Irecv/Isend/Waitall and MPI_Neighbor_alltoallw), stops unless the
   checksums match, prints native vs Loom times, then runs
     loom-bench pingpong --quick   (2 ranks)
     loom-bench halo               ($LOOM_DEMO_RANKS ranks)
@@ -60,9 +60,14 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 echo "== building Loom against $mpi in $dir"
 # Tests stay off in a build directory the demo creates; an existing one keeps its setting
 # (turning them off there would leave a developer's ctest running stale test binaries).
-tests_off=()
-[[ -f "$dir/CMakeCache.txt" ]] || tests_off=(-DLOOM_BUILD_TESTS=OFF)
-cmake -S "$root" -B "$dir" -DLOOM_MPI="$mpi" "${tests_off[@]}" >/dev/null
+# The CUDA executor only where there is a GPU to run it: compiling device code lengthens the
+# build for nothing on a machine without one.
+first_config=()
+if [[ ! -f "$dir/CMakeCache.txt" ]]; then
+  first_config=(-DLOOM_BUILD_TESTS=OFF)
+  nvidia-smi -L >/dev/null 2>&1 || first_config+=(-DLOOM_CUDA=OFF)
+fi
+cmake -S "$root" -B "$dir" -DLOOM_MPI="$mpi" "${first_config[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)" --target loom loom-bench halo3d >/dev/null
 
 # Libloom uses a calibration only in runs with the host transport settings it was measured
@@ -72,8 +77,8 @@ cmake --build "$dir" -j "$(nproc)" --target loom loom-bench halo3d >/dev/null
 if [[ $mpi == openmpi && -z "${OMPI_MCA_btl_vader_single_copy_mechanism:-}" ]] &&
   ! timeout 60 "$mpiexec" -n 2 "$dir/halo3d" -n 24 -i 1 >/dev/null 2>&1; then
   export OMPI_MCA_btl_vader_single_copy_mechanism=none
-  echo "demo: Open MPI's cross-memory attach fails here, so the demo and its calibration run with"
-  echo "      OMPI_MCA_btl_vader_single_copy_mechanism=none: export it for your own runs too"
+  echo "demo: Open MPI's cross-memory attach does not work here, so the demo and its calibration"
+  echo "      run with OMPI_MCA_btl_vader_single_copy_mechanism=none: export it for your own runs too"
 fi
 
 # The method model needs this machine's calibration; measure it once (libloom reads it from
@@ -125,7 +130,7 @@ for mode in isend alltoallw; do
       sum=$(sed -n 's/^checksum //p' <<<"$output")
       reference=${reference:-$sum}
       if [[ -z "$sum" || "$sum" != "$reference" ]]; then
-        echo "demo: FAIL: halo3d -m $mode: $how run $((rep + 1)) printed checksum '$sum'," \
+        echo "demo: checksums differ: halo3d -m $mode, $how run $((rep + 1)) printed '$sum'," \
           "the first native run '$reference'"
         printf '%s\n' "$output"
         exit 1
@@ -167,7 +172,8 @@ bench() {  # bench NAME RANKS ARGS...: progress goes to bench-out/NAME-MPI.log, 
   shift 2
   if ! "$mpiexec" -n "$n" "$dir/loom-bench" "$name" "$@" --json "$out/$name-$mpi.json" 2>"$log"; then
     cat "$log"
-    echo "demo: FAIL: loom-bench $name reported errors (see above; data mismatches say MISMATCH)"
+    echo "demo: loom-bench $name stopped with an error (its output is above; a data mismatch" \
+      "shows as MISMATCH)"
     exit 1
   fi
   python3 "$root/tools/plot_bench.py" "$out/$name-$mpi.json" --out "$out" ||

@@ -1,33 +1,47 @@
 #!/usr/bin/env bash
-# Installs everything Loom needs to build, test, benchmark and plot on Debian/Ubuntu, and
-# mpi4py built against each MPI for the python3 first on PATH (README, "Dependencies").
+# Installs what Loom needs on Debian/Ubuntu (README, "Dependencies"), in two sets:
+#   tools/install-deps.sh           the demo's: compiler, CMake, Open MPI, the codec, placement and
+#                                   partitioning libraries, matplotlib for the plots
+#   tools/install-deps.sh --tests   also the test command's: MPICH, GoogleTest, clang (formatter,
+#                                   fuzzer), gfortran, ccache, numpy and mpi4py
+# Only what is missing is installed; a second run does nothing.
 set -euo pipefail
+tests=0
 case "${1:-}" in
   "") ;;
+  --tests) tests=1 ;;
   -h | --help)
-    echo "usage: tools/install-deps.sh   (no options; installs what is missing, see README)"
+    sed -n '2,7s/^# \{0,1\}//p' "$0"
     exit 0
     ;;
   *)
     echo "install-deps: unknown argument '$1'" >&2
-    echo "usage: tools/install-deps.sh   (no options)" >&2
+    echo "usage: tools/install-deps.sh [--tests]   (--help: what each set holds)" >&2
     exit 2
     ;;
 esac
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo="sudo"
 packages=(
-  cmake g++ make clang clang-format libclang-rt-14-dev   # toolchain, formatter, fuzzer runtime
-  pkg-config                                             # the installed-Loom consumer test
-  openmpi-bin libopenmpi-dev mpich libmpich-dev          # both host MPIs, side by side
-  gfortran                                               # Fortran application tests
-  libgtest-dev googletest                                # unit tests
-  nlohmann-json3-dev                                     # the method model's calibration files
-  libzfp-dev libblosc-dev                                # the codec engine (ZFP, Blosc)
-  libhwloc-dev                                           # the halo library's placement (hwloc)
-  python3 python3-pip python3-dev                        # plots; building mpi4py
-  iproute2 util-linux                                    # tools/slow-link.sh: ip, tc; flock, unshare, taskset
+  cmake g++ make pkg-config                    # toolchain
+  openmpi-bin libopenmpi-dev                   # the demo's host MPI
+  nlohmann-json3-dev                           # the method model's calibration files
+  libzfp-dev libblosc-dev                      # the codec engine (ZFP, Blosc)
+  libhwloc-dev                                 # the halo library's placement (hwloc)
+  libmetis-dev libscotch-dev                   # rank reordering's partitioners (METIS, Scotch)
+  python3 python3-pip                          # plots; the KaHIP wheel
 )
+if ((tests)); then
+  packages+=(
+    mpich libmpich-dev                         # the second host MPI
+    libgtest-dev googletest                    # unit and MPI test suites
+    clang clang-format libclang-rt-14-dev      # formatter, sanitizers' and fuzzer's runtime
+    gfortran                                   # Fortran application tests
+    ccache                                     # the test command's builds share their objects
+    python3-dev patchelf                       # mpi4py (patchelf: its MPICH module onto Debian's libmpich)
+    iproute2 util-linux                        # tools/slow-link.sh: ip, tc; flock, unshare
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -35,18 +49,26 @@ done
 if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
-# matplotlib (plots) and numpy (the mpi4py test) for whichever python3 is first on PATH (it
-# may not be Debian's).
-for module in matplotlib numpy; do
+# Python modules for whichever python3 is first on PATH (it may not be Debian's): matplotlib
+# for the plots; kahip, rank reordering's KaHIP partitioner (CMake finds its header and static
+# library inside the wheel); numpy and mpi4py for the mpi4py test.
+modules=(matplotlib kahip)
+((tests)) && modules+=(numpy)
+for module in "${modules[@]}"; do
   if ! python3 -c "import $module" 2>/dev/null; then
     echo "install-deps: installing $module for $(command -v python3)"
-    python3 -m pip install -q "$module" 2>/dev/null ||
-      python3 -m pip install -q --break-system-packages "$module"
+    python3 -m pip install -q --root-user-action=ignore "$module" 2>/dev/null ||
+      python3 -m pip install -q --root-user-action=ignore --break-system-packages "$module"
   fi
 done
-# mpi4py against each MPI, built once and cached (Debian's python3-mpi4py is Open MPI's only,
-# and for Debian's python3 only).
-"$(dirname "$0")/python-mpi4py.sh" openmpi mpich
-echo "install-deps: all dependencies present"
+if ((tests)); then
+  "$(dirname "$0")/python-mpi4py.sh" openmpi mpich
+fi
+if ((tests)); then
+  echo "install-deps: the demo's and the test command's dependencies are present"
+else
+  echo "install-deps: the demo's dependencies are present (--tests adds the test command's)"
+fi

@@ -11,7 +11,8 @@ usage: tools/install.sh PREFIX [--mpi LIST] [--help]
   bin/loomrun, bin/loom-bench, lib/loom/<mpi>/libloom.so, lib/libloom_match.{so,a},
   include/loom/, CMake and pkg-config files, docs.
 options:
-  --mpi LIST   comma-separated MPIs to build and install (default openmpi,mpich)
+  --mpi LIST   comma-separated MPIs to build and install (default: each of openmpi and mpich
+               whose compiler wrapper mpicc.<mpi> is installed)
   --help       this text
 environment:
   LOOM_JOBS=N  build parallelism (default nproc)
@@ -19,7 +20,7 @@ EOF_USAGE
 }
 
 prefix=""
-mpis=openmpi,mpich
+mpis=""
 while (($#)); do
   case "$1" in
     -h | --help)
@@ -46,6 +47,12 @@ done
 [[ -n "$prefix" ]] || { usage >&2 && exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${LOOM_JOBS:-$(nproc)}
+if [[ -z "$mpis" ]]; then
+  for mpi in openmpi mpich; do
+    command -v "mpicc.$mpi" >/dev/null && mpis+=${mpis:+,}$mpi
+  done
+  [[ -n "$mpis" ]] || { echo "install: neither Open MPI nor MPICH is installed (tools/install-deps.sh)" >&2 && exit 2; }
+fi
 IFS=, read -r -a mpi_list <<<"$mpis"
 for mpi in "${mpi_list[@]}"; do
   case "$mpi" in

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# mpi4py built against one host MPI, for the python3 first on PATH (it may not be Debian's,
-# whose python3-mpi4py knows Open MPI only). Built once from source with pip and cached:
-#   tools/python-mpi4py.sh MPI...          build what is missing (openmpi, mpich)
+# mpi4py for one host MPI, for the python3 first on PATH (it may not be Debian's, whose
+# python3-mpi4py knows Open MPI only). mpi4py's own binary wheel (4.1 and later) carries an
+# extension module per MPI ABI and links no MPI of its own; each directory here pins one MPI:
+#   tools/python-mpi4py.sh MPI...          install what is missing (openmpi, mpich)
 #   tools/python-mpi4py.sh --path MPI      print the directory to put on PYTHONPATH
-# Cache: ${XDG_CACHE_HOME:-~/.cache}/loom/mpi4py/<python tag>-<mpi>-<mpi4py major>/.
+# Cache: ${XDG_CACHE_HOME:-~/.cache}/loom/mpi4py/<python tag>-<mpi>-wheel/.
 set -euo pipefail
 usage() {
   echo "usage: tools/python-mpi4py.sh [--path] openmpi|mpich...   (--help: see the file's header)"
@@ -13,7 +14,7 @@ mpis=()
 for arg in "$@"; do
   case "$arg" in
     -h | --help)
-      sed -n '2,6s/^# \{0,1\}//p' "$0"
+      sed -n '2,7s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
     --path) path_only=1 ;;
@@ -32,25 +33,31 @@ done
 python_tag=$(python3 -c 'import sys, sysconfig; print(sys.implementation.cache_tag + "-" + sysconfig.get_platform())')
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/loom/mpi4py"
 for mpi in "${mpis[@]}"; do
-  # mpi4py 4 on both: on MPICH 4 it calls MPI-4's large-count functions (MPI_Send_c,
-  # MPI_Type_vector_c, ...), which Loom serves as it serves the classic ones.
-  major=4
-  target="$cache/$python_tag-$mpi-$major"
+  target="$cache/$python_tag-$mpi-wheel"
   if ((path_only)); then
     echo "$target"
     continue
   fi
   [[ -f "$target/.complete" ]] && continue
-  echo "python-mpi4py: building mpi4py against $mpi for $(command -v python3) (a few minutes, once)"
+  echo "python-mpi4py: installing mpi4py's wheel for $mpi and $(command -v python3)"
   rm -rf "$target" "$target.partial"
-  # From source: a binary wheel would bring its own MPI or another ABI. Into a temporary
-  # directory first, so an interrupted build never looks complete.
-  # No pip cache: its wheel built against one MPI would be reused for the other.
-  pip_install=(python3 -m pip install -q --root-user-action=ignore --no-cache-dir
-    --no-binary=mpi4py --no-deps --target "$target.partial")
-  version="mpi4py>=$major.0,<$((major + 1))"
-  MPICC="mpicc.$mpi" "${pip_install[@]}" "$version" ||
-    MPICC="mpicc.$mpi" "${pip_install[@]}" --break-system-packages "$version"
+  # Into a temporary directory first, so an interrupted install never looks complete.
+  pip_install=(python3 -m pip install -q --root-user-action=ignore --only-binary=mpi4py --no-deps
+    --target "$target.partial" "mpi4py>=4.1,<5")
+  "${pip_install[@]}" || "${pip_install[@]}" --break-system-packages
+  # The wheel picks its MPI at import from the MPI library it finds; pin this directory's
+  # (mpi4py's own setting for it), so that it also holds where both MPIs are installed.
+  abi_py="$target.partial/mpi4py/_mpiabi.py"
+  grep -q '^MPIABI = None' "$abi_py" || {
+    echo "python-mpi4py: mpi4py's _mpiabi.py has no MPIABI setting to pin" >&2
+    exit 1
+  }
+  sed -i "s/^MPIABI = None/MPIABI = \"$mpi\"/" "$abi_py"
+  if [[ $mpi == mpich ]] && ! ldconfig -p | grep -q 'libmpi\.so\.12 ' &&
+    ldconfig -p | grep -q 'libmpich\.so\.12 '; then
+    # The MPICH ABI's library is libmpi.so.12; Debian names MPICH's libmpich.so.12.
+    patchelf --replace-needed libmpi.so.12 libmpich.so.12 "$target.partial"/mpi4py/MPI.mpich.*.so
+  fi
   mv "$target.partial" "$target"
   touch "$target/.complete"
 done

@@ -1,8 +1,8 @@
 // Packed messages under Open MPI: a seam in the wire type. Open MPI's shared-memory transport
 // (vader) carries a contiguous message above its eager limit by single-copy rendezvous, a
 // process_vm_readv per message, and a non-contiguous one by copy-in/copy-out through shared
-// fragments. For Loom's packed bytes the second is 1.4-3.8x faster from 4 KiB to 64 MiB, in both
-// of this machine's states (docs/p2p.md, "Packed messages under Open MPI"). So such a message
+// fragments. For Loom's packed bytes the second is faster from 4 KiB to 64 MiB on the machines
+// measured (docs/p2p.md, "Packed messages under Open MPI"). So such a message
 // travels as one element of a two-block type: its last kSeamTail bytes moved kSeamGap bytes on
 // in the staging buffer. The byte stream, and what the receiver gets, are unchanged.
 #pragma once

@@ -54,7 +54,7 @@ SharedExchange* neighbourhood_window(MPI_Comm comm);
 // beats packing plus the host's exchange from 4 KiB a block and loses below 1 KiB on both hosts;
 // with contiguous types, where the host's exchange is Loom's only other cost, it wins only over a
 // host that copies through its own queue (mpi::host_copies_contiguous_through_its_queue), from
-// 4 KiB a block, and loses 0.2-0.6x at 1 KiB and below.
+// 4 KiB a block, and loses at 1 KiB and below.
 constexpr int64_t kWindowPaysFromPackedBytes = 4096;
 constexpr int64_t kWindowPaysFromContiguousBytes = 8192;
 bool window_pays(int64_t moved_bytes, bool packs);

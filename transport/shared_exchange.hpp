@@ -40,8 +40,8 @@ class SharedExchange {
   static constexpr int kNotExchanged = -1;
   // Calls the host's exchange carries before the ranks agree again whether the window pays:
   // 64 after an agreement or a window call that paid, twice as many after each agreement in a
-  // row that found no rank paying, up to 1024 (each agreement is one MPI_Allreduce, 2-3% of a
-  // small call's time at 64; docs/collectives.md).
+  // row that found no rank paying, up to 1024 (each agreement is one MPI_Allreduce, which small
+  // calls would notice if it came more often; docs/collectives.md, "Which calls it carries").
   static constexpr uint32_t kHostCallsBetweenAgreements = 64;
   static constexpr uint32_t kMostHostCallsBetweenAgreements = 1024;
 

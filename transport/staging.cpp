@@ -87,8 +87,9 @@ Pool& pool() {
 }
 
 // Each thread keeps a few host buffers of the small classes for itself, without the pool's
-// lock: a message of 64 B paid four lock round trips (a take and a give on each side), 0.1 us of
-// Open MPI's 0.7 us one-way time (docs/p2p.md). Buffers go back to the pool when the thread ends.
+// lock: a small message would pay four lock round trips (a take and a give on each side), a
+// visible share of its one-way time (docs/p2p.md, "The pack-then-send path"). Buffers go back
+// to the pool when the thread ends.
 constexpr int kMaxLocalClass = 16;  // 64 KiB
 constexpr size_t kLocalPerClass = 4;
 class LocalBuffers {

@@ -186,7 +186,7 @@ class CudaExecutor final : public Executor {
   unsigned grid_for(int64_t threads) const {
     const int64_t blocks = (threads + kThreadsPerBlock - 1) / kThreadsPerBlock;
     // One pass, a thread per unit of work: a capped grid with looping threads unpacked slower
-    // (docs/gpu.md, "One pass"). Threads loop only beyond the grid's limit.
+    // (docs/gpu.md, "The executor"). Threads loop only beyond the grid's limit.
     return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{INT32_MAX}));
   }
 

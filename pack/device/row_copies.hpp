@@ -1,7 +1,7 @@
-// A contiguous host-to-device copy recast as 2-D copies of at least two rows each. On the H200,
-// with two ranks taking turns on one GPU, a 1-D host-to-device copy of up to 24 KiB (and any
-// kernel) waited about 140 us for the rank's context; 2-D copies of two or more rows did not, and
-// 1-D copies from 28 KiB did not either (docs/gpu.md, "Small host-to-device copies").
+// A contiguous host-to-device copy recast as 2-D copies of at least two rows each. With two
+// ranks taking turns on one GPU, a small 1-D host-to-device copy (and any kernel) waits for the
+// rank's context to be switched in; 2-D copies of two or more rows do not, and large 1-D copies
+// do not either (docs/gpu.md, "Small messages").
 #pragma once
 
 #include <cstdint>

@@ -205,7 +205,7 @@ TEST(OnlineTrial, FirstMessagesTryBothMethodsThenSettle) {
   MPI_Type_free(&every_other);
 }
 
-// Busy, not asleep: a core woken from sleep ran the next messages 2x slower, and those fell in
+// Busy, not asleep: a core woken from sleep ran the next messages slower, and those fell in
 // samples meant to stay clean.
 void spin_for(std::chrono::steady_clock::duration span) {
   const auto until = std::chrono::steady_clock::now() + span;
@@ -230,8 +230,8 @@ TEST(OnlineTrial, AWarmupThatFindsTheHostFarBehindStops) {
   loom_get_stats(&start);
   const uint64_t stopped_before = counter("p2p.online_trials.warm-ups_stopped");
   const uint64_t started_before = counter("p2p.online_trials.started");
-  // The stall: 10x the loop's fastest packed round trip (sanitizer builds run it 5-10x slower),
-  // and at least 5 ms.
+  // The stall: ten times the loop's fastest packed round trip (sanitizer builds run it several
+  // times slower), and at least 5 milliseconds.
   auto last = std::chrono::steady_clock::now();
   auto fastest = std::chrono::steady_clock::duration::max();
   const std::string routes = ping_pong_routes(every_eighth, 8, [&](const std::string& sent) {
@@ -373,7 +373,7 @@ TEST(OnlineTrial, ExchangesTryBothMethodsThenSettle) {
 // sends, which go to the host, and two as-is samples of its receives, which keep packing and
 // confirm it over the next messages; the sends must run packed meanwhile, as the receives do.
 // That split needs a host a little slower than packing (Open MPI on the test machines; MPICH's
-// host, 2x slower, is ruled out early on both sides, and both keep packing).
+// host, clearly slower, is ruled out early on both sides, and both keep packing).
 TEST(OnlineTrial, SendsFollowTheirReceivesWhenTheTwoDecideApart) {
   using loom::model::MethodTrial;
   int rank = 0;

@@ -165,7 +165,7 @@ TEST(PlacePlacement, HeuristicFindsPlantedOptimumOnLargeNodes) {
 
 // On random dense 9- and 10-rank cases (hard for local search) the heuristic is checked
 // against the exact search: never better (it cannot be), never worse than the identity,
-// within 10% (1.9% at worst when written); how often it is optimal is printed.
+// within 10%; how often it is optimal is printed.
 TEST(PlacePlacement, HeuristicAgainstExactOnMidSizes) {
   std::mt19937_64 rng(test_seed(99));
   int optimal = 0, total = 0;

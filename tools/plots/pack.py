@@ -71,8 +71,6 @@ def _speedup_figure(types, mpi_name, summary, outdir):
     ax.bar([x - 0.2 for x in xs], pack, width=0.4, label="pack", color="tab:blue")
     ax.bar([x + 0.2 for x in xs], unpack, width=0.4, label="unpack", color="tab:cyan")
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.axhline(3.0, color="tab:green", linestyle="--", linewidth=0.8, label="3x target (geomean)")
-    ax.axhline(0.95, color="tab:red", linestyle=":", linewidth=0.8, label="0.95x floor")
     ax.set_yscale("log")
     ax.set_xticks(list(xs))
     ax.set_xticklabels(names, rotation=70, ha="right", fontsize=7)
