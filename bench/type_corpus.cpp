@@ -114,7 +114,7 @@ CorpusType gapped_blocks_type(int64_t target, int block, MPI_Datatype elem, int 
 
 // ---------------------------------------------------------------------------------------------
 // Strided sweeps (TEMPI, Pearson et al. 2021, sec. 5: 1-D/2-D/3-D objects with varying block
-// size). Every other block is taken (stride = 2 x block), as in the host measurements.
+// size). Every other block is taken (stride = 2 x block), as TEMPI measured the hosts.
 
 template <int kBlock>
 CorpusType build_vec1d(int64_t target) {

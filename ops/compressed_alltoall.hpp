@@ -1,4 +1,4 @@
-// Online-compressed MPI_Alltoall(v) and their non-blocking forms (issue #26, docs/compress.md).
+// Online-compressed MPI_Alltoall(v) and their non-blocking forms (docs/compress.md).
 // Where the codec slot (ops/codec_slot.hpp) names a codec for the communicator, the data is
 // MPI_FLOAT or MPI_DOUBLE (or a derived type made only of one of them), some peer is on
 // another node and the codec is faster than the link on every rank (compression_pays), Loom

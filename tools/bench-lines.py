@@ -4,10 +4,9 @@
 usage: python3 tools/bench-lines.py RESULT.json [RESULT.json ...]
 
 For developers: loom-bench prints what a user can act on (Loom against the host, the bound,
-what is within noise); the lines the project set itself for each subcommand (issues 2, 3, 4,
-23 and 24, and the GPU work) are checked here, from the per-case data of `loom-bench
-<subcommand> --json FILE`. Each line prints its value, the line and "ok" or "below", with the
-case that set the value. Exit status: 0 when every line with cases is reached, 1 when one is
+what is within noise); the lines the project set itself for each subcommand are checked here,
+from the per-case data of `loom-bench <subcommand> --json FILE`. Each line prints its value,
+the line and "ok" or "below", with the case that set the value. Exit status: 0 when every line with cases is reached, 1 when one is
 not, 2 on a file this script cannot read. Performance is never asserted in the unit tests; this
 is a tool to run by hand on a quiet machine.
 """
@@ -59,7 +58,7 @@ class Line:
 
 def pingpong(data):
     lines = [
-        Line("min host/loom, all cases (issue 3)", 0.95),
+        Line("min host/loom, all cases", 0.95),
         Line("min host/loom, blocks <= 16 B, >= 64 KiB", 2.0),
         Line("min host/loom, 64 B blocks, >= 64 KiB", 1.5),
         Line("min bound (host/floor), blocks <= 16 B, >= 64 KiB", 2.0),
@@ -86,7 +85,7 @@ def app(data):
             continue
         geomean_line = {"steady": 1.4 if mpich else 1.2, "recreate": 1.0}.get(variant)
         if geomean_line is not None:
-            g = Line(f"geomean host/loom, {variant} (issue 23)", geomean_line, "geomean")
+            g = Line(f"geomean host/loom, {variant}", geomean_line, "geomean")
             for c in cases:
                 g.add(c["ratio"], "")
             lines.append(g)
@@ -99,7 +98,7 @@ def app(data):
 
 def halo(data):
     lines = [
-        Line("min library / hand-written isend (issue 24)", 2.5),
+        Line("min library / hand-written isend", 2.5),
         Line("min library / neighbor_alltoallw", 2.0),
         Line("max library / floor", 1.3, "max"),
         Line("min library-mpi / hand-written isend", 1.0),
@@ -114,12 +113,12 @@ def halo(data):
 
 
 def pack(data):
-    gm = {d: Line(f"geomean Loom/host speed-up, {d} (issue 2)", 3.0, "geomean")
+    gm = {d: Line(f"geomean Loom/host speed-up, {d}", 3.0, "geomean")
           for d in ("pack", "unpack", "overall")}
     tiny = Line("min Loom/memcpy, 1-4 B blocks, >= 32 MiB", 0.35, percent=True)
     large = Line("min Loom/memcpy, >= 16 B blocks, >= 32 MiB", 0.60, percent=True)
     worst = Line("min Loom/host speed-up, every case", 0.95)
-    floor = Line("min Loom/faster of (loop, memcpy), DRAM (issue 23)", 0.90, percent=True)
+    floor = Line("min Loom/faster of (loop, memcpy), DRAM", 0.90, percent=True)
     in_cache = Line("geomean Loom/host, packed <= 256 KiB", 3.0, "geomean")
     for c in data["cases"]:
         for d in ("pack", "unpack"):
@@ -174,7 +173,7 @@ def gpu_pingpong(data):
 def match(data):
     found = {f["key"]: f for f in data.get("summary", []) if f.get("measured")}
     lines = [
-        Line("fastest backend over list, depth 1024 (issue 4)", 10),
+        Line("fastest backend over list, depth 1024", 10),
         Line("growth per doubling, hash or adaptive", 1.1, "max"),
         Line("adaptive over list, depth <= 8", 1.1, "max"),
         Line("tail queues over the single lock", 1.0),

@@ -147,13 +147,13 @@ if [[ $mode == selftest ]]; then
       ! grep -q '(2 rank(s) on this node)' <<<"$out"; then
       say "self-test: $m: both ranks saw the variables, each on a node of its own: ok"
     else
-      say "self-test: $m: FAIL (ranks that saw the variables: $seen of 2, distinct nodes: $nodes_seen)"
+      say "self-test failed: $m: the variables reached $seen of 2 ranks, on $nodes_seen node(s) of their own (both needed)"
       fails=$((fails + 1))
     fi
   done
   left=$(ip netns list 2>/dev/null | grep -c "^$prefix-" || true)
   if ((left)); then
-    say "self-test: FAIL: $left namespace(s) $prefix-* left behind"
+    say "self-test failed: $left namespace(s) $prefix-* left behind"
     fails=$((fails + 1))
   else
     say "self-test: no namespaces $prefix-* left behind: ok"
@@ -396,7 +396,7 @@ job() {
     fi
     # MPICH over UCX TCP (UCX 1.13) hangs in MPI_Finalize at times with more than two ranks:
     # once the check has given its verdict, it has 10 s to end
-    if [[ -n $watch && -z $verdict_at ]] && grep -q '^slow-link check: \(ok\|FAIL\)' "$watch"; then
+    if [[ -n $watch && -z $verdict_at ]] && grep -q '^slow-link check: \(ok\|failed\)' "$watch"; then
       verdict_at=$SECONDS
     fi
     if [[ -n $verdict_at ]] && ((SECONDS - verdict_at >= 10)); then

@@ -95,8 +95,6 @@ def _memcpy_fraction_figure(types, mpi_name, outdir):
     xs = range(len(names))
     ax.bar([x - 0.2 for x in xs], host, width=0.4, label="host", color="tab:red")
     ax.bar([x + 0.2 for x in xs], loom, width=0.4, label="Loom", color="tab:blue")
-    ax.axhline(35, color="tab:orange", linestyle="--", linewidth=0.8, label="35% (1-4 B blocks)")
-    ax.axhline(60, color="tab:green", linestyle="--", linewidth=0.8, label="60% (>=16 B blocks)")
     ax.set_xticks(list(xs))
     ax.set_xticklabels(labels, rotation=70, ha="right", fontsize=7)
     ax.set_ylabel("% of memcpy throughput (min of pack, unpack)")

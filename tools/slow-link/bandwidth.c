@@ -118,16 +118,17 @@ static int check(int me, int size, MPI_Comm node, double mbps, double tol) {
         printf(
             "slow-link check: rank %d -> rank %d: %.1f MB/s (%.1f..%.1f), %.0f%% of the set "
             "%.1f MB/s: %s\n",
-            from, to, med, v[0], v[REPEATS - 1], 100 * med / mbps, mbps, ok ? "ok" : "FAIL");
+            from, to, med, v[0], v[REPEATS - 1], 100 * med / mbps, mbps,
+            ok ? "ok" : "off the set rate");
     }
   }
   if (me == 0) {
     if (pairs == 0)
       printf(
-          "slow-link check: FAIL: one node only (MPI_COMM_TYPE_SHARED spans all ranks), no link to "
-          "measure\n");
+          "slow-link check: failed: one node only (MPI_COMM_TYPE_SHARED spans all ranks), "
+          "no link to measure\n");
     else if (bad)
-      printf("slow-link check: FAIL: the link does not run at the set rate\n");
+      printf("slow-link check: failed: the link does not run at the set rate\n");
     else
       printf("slow-link check: ok\n");
     fflush(stdout);
