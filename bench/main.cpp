@@ -10,7 +10,7 @@ namespace {
 using loom::bench::run_alltoall, loom::bench::run_app, loom::bench::run_gpu,
     loom::bench::run_gpu_pingpong, loom::bench::run_halo, loom::bench::run_match,
     loom::bench::run_measure, loom::bench::run_pack, loom::bench::run_pingpong,
-    loom::bench::run_reorder;
+    loom::bench::run_reorder, loom::bench::run_rma;
 
 struct Subcommand {
   const char* name;
@@ -29,6 +29,8 @@ const Subcommand kSubcommands[] = {
     {"halo", "3-D 26-neighbour halo exchange with subarray types: host-native vs Loom", run_halo},
     {"alltoall", "MPI_Alltoall of float data: host vs Loom vs Loom compressed per codec mode",
      run_alltoall},
+    {"rma", "one-sided put/get/accumulate, RMA-MT's matrix with threads, verified: host vs Loom",
+     run_rma},
     {"reorder", "(no MPI) ranks renumbered onto nodes: inside-node traffic per partitioner",
      run_reorder},
     {"gpu", "CUDA transfers and device packs vs cudaMemcpy2D and per-block copies (no MPI)",

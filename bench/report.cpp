@@ -2,6 +2,7 @@
 
 #include "base/bytes.hpp"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace loom::bench {
 
@@ -23,6 +25,31 @@ Buffer allocate(int64_t bytes, const char* tool) {
     std::exit(1);
   }
   return Buffer(p);
+}
+
+MappedBuffer::MappedBuffer(int64_t bytes, const char* tool) {
+  size_ = std::max<int64_t>(bytes, 1);
+  void* p = mmap(nullptr, static_cast<size_t>(size_), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    std::fprintf(stderr, "%s: out of memory mapping %lld bytes\n", tool,
+                 static_cast<long long>(bytes));
+    std::exit(1);
+  }
+  data_ = static_cast<unsigned char*>(p);
+}
+
+MappedBuffer::~MappedBuffer() {
+  if (data_) munmap(data_, static_cast<size_t>(size_));
+}
+
+MappedBuffer& MappedBuffer::operator=(MappedBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_) munmap(data_, static_cast<size_t>(size_));
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
 }
 
 void fill_pattern(unsigned char* p, int64_t n, uint64_t seed) {

@@ -25,6 +25,27 @@ using Buffer = std::unique_ptr<unsigned char[], FreeDeleter>;
 // Page-aligned; exits on failure (a benchmark cannot do anything useful without its buffers).
 Buffer allocate(int64_t bytes, const char* tool);
 
+// Memory mapped straight from the kernel (mmap), whatever its size: glibc's allocator picks heap or
+// mmap by a threshold it moves at run time, so two paths compared in one run could see memory of
+// different kinds (a shared-window put moved 2.4x between runs that differed only in that).
+// Zero-filled; exits on failure.
+class MappedBuffer {
+ public:
+  MappedBuffer() = default;
+  MappedBuffer(int64_t bytes, const char* tool);
+  ~MappedBuffer();
+  MappedBuffer(MappedBuffer&& other) noexcept { *this = std::move(other); }
+  MappedBuffer& operator=(MappedBuffer&& other) noexcept;
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+  unsigned char* data() const { return data_; }
+  int64_t size() const { return size_; }
+
+ private:
+  unsigned char* data_ = nullptr;
+  int64_t size_ = 0;
+};
+
 // Deterministic pseudo-random bytes: the same seed gives the same bytes on every rank, so a
 // receiver can rebuild what its peer sent. Touches every page (no page faults while timing).
 void fill_pattern(unsigned char* p, int64_t n, uint64_t seed);
@@ -257,12 +278,19 @@ struct MpiRun {
   int rank = 0, ranks = 1;
   std::string host_mpi;  // mpi::host_mpi_version()
   bool loom_active = false;
+  int thread_level = 0;  // MPI_Query_thread
   const char* loom_state() const { return loom_active ? "active" : "INACTIVE"; }
   // How a subcommand refuses to measure: rank 0 says `why` on stderr; returns `exit_code`.
   int refuse(int exit_code, const std::string& why) const;
 };
+// How a subcommand starts MPI: MPI_Init, or MPI_Init_thread at MPI_THREAD_SINGLE or
+// MPI_THREAD_MULTIPLE (MpiRun::thread_level says what the host provided).
+enum class ThreadLevel { Default, Single, Multiple };
+MpiRun start_mpi_run(int* argc, char*** argv, ThreadLevel level);
 // MPI_Init, or MPI_Init_thread at MPI_THREAD_SINGLE with `thread_single`.
-MpiRun start_mpi_run(int* argc, char*** argv, bool thread_single);
+inline MpiRun start_mpi_run(int* argc, char*** argv, bool thread_single) {
+  return start_mpi_run(argc, argv, thread_single ? ThreadLevel::Single : ThreadLevel::Default);
+}
 void finish_mpi_run();  // MPI_Finalize
 // With Loom inactive, says so on stdout: "NOTE: Loom is INACTIVE (...): " and `consequence`
 // (what that means for the numbers, its own line breaks and a final newline).
@@ -272,14 +300,20 @@ void note_if_loom_inactive(const MpiRun& run, const char* consequence);
 // returned before MPI starts), start MPI (start_mpi_run), run `body(options, run)` and finalise
 // MPI. Returns the body's exit code.
 template <class Options, class Body>
-int run_mpi_subcommand(int argc, char** argv, bool thread_single,
+int run_mpi_subcommand(int argc, char** argv, ThreadLevel level,
                        int (*parse)(int, char**, Options*), Body body) {
   Options options;
   if (const int rc = parse(argc, argv, &options); rc >= 0) return rc;
-  const MpiRun run = start_mpi_run(&argc, &argv, thread_single);
+  const MpiRun run = start_mpi_run(&argc, &argv, level);
   const int exit_code = body(options, run);
   finish_mpi_run();
   return exit_code;
+}
+template <class Options, class Body>
+int run_mpi_subcommand(int argc, char** argv, bool thread_single,
+                       int (*parse)(int, char**, Options*), Body body) {
+  return run_mpi_subcommand(argc, argv, thread_single ? ThreadLevel::Single : ThreadLevel::Default,
+                            parse, body);
 }
 
 // Keeps the optimiser from discarding a benchmarked result.

@@ -55,14 +55,17 @@ JsonWriter begin_json_report(const JsonRunHeader& header, const SamplingOptions&
   return j;
 }
 
-MpiRun start_mpi_run(int* argc, char*** argv, bool thread_single) {
-  if (thread_single) {
-    int provided = 0;
-    MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
-  } else {
+MpiRun start_mpi_run(int* argc, char*** argv, ThreadLevel level) {
+  if (level == ThreadLevel::Default) {
     MPI_Init(argc, argv);
+  } else {
+    int provided = 0;
+    MPI_Init_thread(argc, argv,
+                    level == ThreadLevel::Multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
   }
   MpiRun run;
+  MPI_Query_thread(&run.thread_level);
   MPI_Comm_rank(MPI_COMM_WORLD, &run.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &run.ranks);
   run.host_mpi = mpi::host_mpi_version();

@@ -9,5 +9,6 @@ int run_pingpong(int argc, char** argv);
 int run_halo(int argc, char** argv);
 int run_alltoall(int argc, char** argv);
 int run_app(int argc, char** argv);
+int run_rma(int argc, char** argv);
 int run_reorder(int argc, char** argv);
 }  // namespace loom::bench

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -155,8 +153,7 @@ void release(Domain* domain) {
       if (message->request != MPI_REQUEST_NULL) PMPI_Request_free(&message->request);
       if (message->type != MPI_DATATYPE_NULL) PMPI_Type_free(&message->type);
     }
-  for (Field& field : domain->fields) std::free(field.allocation);
-  if (domain->window != MPI_WIN_NULL) MPI_Win_free(&domain->window);
+  release_window(domain);
   if (domain->node_comm != MPI_COMM_NULL) MPI_Comm_free(&domain->node_comm);
   if (domain->comm != MPI_COMM_NULL) {
     mpi::forget_communicator(domain->comm);
@@ -171,7 +168,7 @@ int add_field(Domain* domain, size_t element, int* field) {
   if (element == 0) return fail(LOOM_HALO_ERR_ARG, "element size 0");
   Field added;
   added.element = element;
-  domain->fields.push_back(added);
+  domain->fields.push_back(std::move(added));
   *field = static_cast<int>(domain->fields.size()) - 1;
   return LOOM_HALO_SUCCESS;
 }
@@ -217,10 +214,9 @@ int place_fields(Domain* domain) {
       memory = own_field_memory(*domain, static_cast<int>(index));
     } else {
       const size_t bytes = field_bytes(*domain, domain->size, field.element);
-      field.allocation = static_cast<char*>(std::aligned_alloc(64, bytes));
-      memory = field.allocation;
+      field.allocation = mpi::sim::allocate(bytes);
+      memory = field.allocation.get();
       if (!memory) return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate a field");
-      std::memset(memory, 0, bytes);
     }
     const FieldLayout layout = padded_field(memory, domain->size, domain->radius, field.element);
     field.base = layout.base;

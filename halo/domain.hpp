@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "halo/pattern.hpp"
+#include "mpi/sim_clock.hpp"
 #include "pack/box_copy.hpp"
 #include "pack/plan.hpp"
 #include "place/partition.hpp"
@@ -26,7 +27,7 @@ namespace loom::halo {
 struct Field {
   size_t element = 0;
   bool attached = false;  // the user's memory (loom_halo_attach_field): base and stride given
-  char* allocation = nullptr;
+  mpi::sim::Memory allocation;
   char* base = nullptr;  // local cell (0, 0, 0)
   std::array<int64_t, 3> stride{};
 };
@@ -37,7 +38,7 @@ struct Message {
   size_t bytes = 0;
   // Packed by Loom: one plan over absolute addresses (as MPI_BOTTOM) moves every segment
   // between `buffer` and the fields in one exec::pack/unpack call.
-  std::vector<char> buffer;
+  mpi::sim::Memory buffer;
   std::unique_ptr<pack::Plan> plan;
   // Or, for a message of at least LOOM_HALO_HOST_TYPES_ABOVE bytes, the same segments as one MPI
   // datatype over MPI_BOTTOM that the host's engine moves itself: out of cache, packing into a
@@ -114,6 +115,11 @@ struct loom_halo_domain_s {
   bool staged = false;
   std::vector<loom::halo::StagedReader> staged_readers;
   int spin_micros = 0;  // flag waits: kSpinMicros, or 0 with more node ranks than cores
+  // SMPI (simulated ranks share one address space): this rank's segment in place of the
+  // window's, and every node rank's signal, which its flag writers notify.
+  loom::mpi::sim::Memory sim_segment;
+  std::unique_ptr<loom::mpi::sim::Signal> signal;
+  std::vector<loom::mpi::sim::Signal*> signals;  // by node rank; empty with a real MPI
   int64_t step = 0;
 };
 

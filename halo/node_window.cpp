@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "loom/halo.h"
@@ -73,20 +75,42 @@ void map_node_ranks(Domain* domain) {
 // Allocates this rank's segment of the node window, `bytes` zeroed, and maps every node rank's.
 int open_window(Domain* domain, size_t bytes) {
   const int ranks_here = node_size(*domain);
+  domain->segments.assign(static_cast<size_t>(ranks_here), nullptr);
+  domain->flags.assign(static_cast<size_t>(ranks_here), nullptr);
+#ifdef LOOM_SMPI
+  // Simulated ranks share one address space: a node's segments are ordinary memory (folded past
+  // the flags in projections) whose starts, and flag signals, every rank gathers. SMPI 3.32's
+  // MPI_Win_shared_query answers one block's start for every rank.
+  domain->sim_segment = mpi::sim::allocate(bytes, flags_bytes(*domain));
+  if (!domain->sim_segment) return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate the node segment");
+  domain->signal = std::make_unique<mpi::sim::Signal>();
+  const uint64_t mine[2] = {reinterpret_cast<uintptr_t>(domain->sim_segment.get()),
+                            reinterpret_cast<uintptr_t>(domain->signal.get())};
+  std::vector<uint64_t> all(2 * static_cast<size_t>(ranks_here));
+  int rc = MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, domain->node_comm);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Allgather (node segments)");
+  domain->signals.assign(static_cast<size_t>(ranks_here), nullptr);
+  for (size_t q = 0; q < static_cast<size_t>(ranks_here); ++q) {
+    domain->segments[q] = reinterpret_cast<char*>(static_cast<uintptr_t>(all[2 * q]));
+    domain->signals[q] =
+        reinterpret_cast<mpi::sim::Signal*>(static_cast<uintptr_t>(all[2 * q + 1]));
+  }
+#else
   char* mine = nullptr;
   int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL,
                                    domain->node_comm, &mine, &domain->window);
   if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_allocate_shared");
   std::memset(mine, 0, bytes);
-  domain->segments.assign(static_cast<size_t>(ranks_here), nullptr);
-  domain->flags.assign(static_cast<size_t>(ranks_here), nullptr);
   for (int q = 0; q < ranks_here; ++q) {
     MPI_Aint segment_bytes = 0;
     int unit = 0;
-    char*& segment = domain->segments[static_cast<size_t>(q)];
-    MPI_Win_shared_query(domain->window, q, &segment_bytes, &unit, &segment);
-    domain->flags[static_cast<size_t>(q)] = reinterpret_cast<int64_t*>(segment);
+    MPI_Win_shared_query(domain->window, q, &segment_bytes, &unit,
+                         &domain->segments[static_cast<size_t>(q)]);
   }
+#endif
+  for (int q = 0; q < ranks_here; ++q)
+    domain->flags[static_cast<size_t>(q)] =
+        reinterpret_cast<int64_t*>(domain->segments[static_cast<size_t>(q)]);
   // Every rank's flags and fields are zeroed before any rank reads them.
   rc = MPI_Barrier(domain->node_comm);
   return rc == MPI_SUCCESS ? LOOM_HALO_SUCCESS : mpi_fail(rc, "MPI_Barrier (node)");
@@ -148,6 +172,14 @@ FieldLayout neighbour_field(const Domain& domain, int node_rank, const std::arra
       domain.segments[static_cast<size_t>(node_rank)] + field_offset(domain, size, field);
   return padded_field(memory, size, domain.radius,
                       domain.fields[static_cast<size_t>(field)].element);
+}
+
+void release_window(Domain* domain) {
+  if (domain->window != MPI_WIN_NULL) MPI_Win_free(&domain->window);
+  // SMPI: no rank of the node may still read a segment or notify a signal being freed.
+  if (domain->sim_segment && domain->node_comm != MPI_COMM_NULL) MPI_Barrier(domain->node_comm);
+  domain->sim_segment.reset();
+  domain->signal.reset();
 }
 
 int open_staging(Domain* domain) {

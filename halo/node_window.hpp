@@ -41,6 +41,9 @@ char* own_field_memory(const Domain& domain, int field);
 FieldLayout neighbour_field(const Domain& domain, int node_rank, const std::array<int64_t, 3>& size,
                             int field);
 
+// Frees the window (collective over the node, as MPI_Win_free is).
+void release_window(Domain* domain);
+
 // Opens the window of a staged domain: this rank's segment is its flags, then one pack area per
 // staged reader in node-rank order (sized from the readers' segments); every rank learns where
 // its area lies in each source's segment. Sets the readers' and the sources' `area`.

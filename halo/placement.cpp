@@ -22,6 +22,17 @@ constexpr base::EnvVar kPlacement{
     "nearest CPUs (hwloc: same core, shared cache, NUMA domain, package), where that beats the "
     "rank order; off: subdomains in rank order. Set it alike on every rank"};
 
+// The topology placement maps onto: this machine's (place::machine_topology(), null when hwloc
+// cannot, and then every node keeps the rank order), none under SMPI, whose simulated nodes are
+// not this machine and have alike cores (sim/make_platform.py).
+const place::Topology* node_topology() {
+#ifdef LOOM_SMPI
+  return nullptr;
+#else
+  return place::machine_topology();
+#endif
+}
+
 // Every node rank's bound CPUs (`cpus`, hwloc lists), gathered into `cpus_of` at the node's
 // first rank. Collective over `node`.
 int gather_cpus(MPI_Comm node, int ranks_per_node, bool first, const std::string& cpus,
@@ -138,7 +149,7 @@ int place_on_node(Domain* domain, int ranks_per_node) {
   MPI_Comm node = MPI_COMM_NULL;
   int rc = MPI_Comm_split(domain->comm, domain->node_leader, domain->rank, &node);
   if (rc != MPI_SUCCESS) return rc;
-  const place::Topology* topology = place::machine_topology();
+  const place::Topology* topology = node_topology();
   std::vector<std::string> cpus_of;
   rc = gather_cpus(node, ranks_per_node, local == 0,
                    topology ? topology->bound_cpus() : std::string(), &cpus_of);

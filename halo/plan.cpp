@@ -248,7 +248,7 @@ int prepare_message(const Domain& domain, int peer, Message* message) {
   if (by_host) return host_type_of(message->segments, domain.fields, &message->type);
   if (message->bytes > 0) {
     message->plan = plan_of(message->segments, domain.fields);
-    message->buffer.resize(message->bytes);
+    message->buffer = mpi::sim::allocate(message->bytes);
   }
   return MPI_SUCCESS;
 }
@@ -260,8 +260,8 @@ int init_request(Init init, Message* message, int peer, MPI_Comm comm) {
   if (message->type != MPI_DATATYPE_NULL)
     return init(MPI_BOTTOM, 1, message->type, peer, kTag, comm, &message->request);
   if (message->bytes > 0)
-    return init(message->buffer.data(), static_cast<int>(message->bytes), MPI_BYTE, peer, kTag,
-                comm, &message->request);
+    return init(message->buffer.get(), static_cast<int>(message->bytes), MPI_BYTE, peer, kTag, comm,
+                &message->request);
   return MPI_SUCCESS;
 }
 
@@ -272,6 +272,8 @@ int prepare_peer(const Domain& domain, Peer* peer) {
   int rc = prepare_message(domain, peer->rank, &peer->send);
   if (rc == MPI_SUCCESS) rc = prepare_message(domain, peer->rank, &peer->recv);
   if (rc != MPI_SUCCESS) return mpi_fail(rc, "halo datatype");
+  if ((peer->send.plan && !peer->send.buffer) || (peer->recv.plan && !peer->recv.buffer))
+    return fail(LOOM_HALO_ERR_NOMEM, "cannot allocate a message buffer");
   rc = init_request(PMPI_Recv_init, &peer->recv, peer->rank, domain.comm);
   if (rc == MPI_SUCCESS) rc = init_request(PMPI_Send_init, &peer->send, peer->rank, domain.comm);
   if (rc != MPI_SUCCESS) return mpi_fail(rc, "persistent request");

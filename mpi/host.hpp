@@ -42,7 +42,15 @@
   X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Iallgather) X(Iallgatherv)                     \
   X(Igather) X(Igatherv) X(Iscatter) X(Iscatterv) X(Ibcast)                                 \
   X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw)                       \
-  X(Ineighbor_allgather) X(Ineighbor_allgatherv) LOOM_HOST_FUNCTIONS_MPI4(X)
+  X(Ineighbor_allgather) X(Ineighbor_allgatherv) LOOM_HOST_RMA_FUNCTIONS(X)                 \
+  LOOM_HOST_FUNCTIONS_MPI4(X)
+// One-sided communication: window life cycle, synchronisation and the data-moving calls.
+#define LOOM_HOST_RMA_FUNCTIONS(X)                                                          \
+  X(Win_create) X(Win_allocate) X(Win_allocate_shared) X(Win_create_dynamic) X(Win_free)    \
+  X(Win_fence) X(Win_start) X(Win_complete) X(Win_lock) X(Win_unlock) X(Win_lock_all)       \
+  X(Win_unlock_all) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) \
+  X(Put) X(Get) X(Accumulate) X(Get_accumulate) X(Rput) X(Rget) X(Raccumulate)              \
+  X(Rget_accumulate)
 #if MPI_VERSION >= 4
 #define LOOM_HOST_FUNCTIONS_MPI4(X) X(Isendrecv) X(Isendrecv_replace)
 #else

@@ -617,7 +617,8 @@ bool host_packs_same(MPI_Datatype type, int64_t size, int64_t true_lb, int64_t t
 }
 
 std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not,
-                                             bool* mixed_basic_types, int64_t check_parts_over) {
+                                             bool* mixed_basic_types, int64_t check_parts_over,
+                                             MPI_Datatype* single_basic_type) {
   std::vector<MPI_Datatype> seen;
   basic_types_seen = &seen;
   PartCheck parts;
@@ -633,6 +634,8 @@ std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why
     types::Layout layout{{0, decode(type, 0, checked_whole)}};
     if (mixed_basic_types)
       *mixed_basic_types = seen.size() > 1 || (seen.size() == 1 && is_pair_type(seen[0]));
+    if (single_basic_type)
+      *single_basic_type = seen.size() == 1 && !is_pair_type(seen[0]) ? seen[0] : MPI_DATATYPE_NULL;
     return layout;
   } catch (const Unsupported& u) {
     if (why_not) *why_not = u.why;

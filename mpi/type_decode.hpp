@@ -45,7 +45,9 @@ inline bool is_named(MPI_Datatype type) {
 
 // The (uncanonicalised) layout of one element of `type`, or nullopt with a reason when
 // Loom does not handle the type (it then goes to the host MPI). `mixed_basic_types`, if
-// given, says whether the typemap holds more than one basic type (pair types count).
+// given, says whether the typemap holds more than one basic type (pair types count);
+// `single_basic_type`, if given, is the one basic type of the typemap, or MPI_DATATYPE_NULL when
+// it holds none, several, or a pair type (one-sided calls match origin and target by it).
 // With `check_parts_over` > 0 the caller checks the whole type against the host's packing
 // when its true extent is at most that many bytes; a larger type has its largest parts within
 // that size packed by the host here, and any difference makes it unsupported (Open MPI 4.1
@@ -53,7 +55,8 @@ inline bool is_named(MPI_Datatype type) {
 // inside a type spanning megabytes).
 std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why_not,
                                              bool* mixed_basic_types = nullptr,
-                                             int64_t check_parts_over = 0);
+                                             int64_t check_parts_over = 0,
+                                             MPI_Datatype* single_basic_type = nullptr);
 
 // Packs one element of `type` with the host from a patterned scratch copy of its true
 // bounds, and with `loom_pack(base, packed)`; true when the bytes agree, or when no pointer

@@ -526,7 +526,8 @@ TypeRegistry& registry() {
 std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
   std::string why;
   bool mixed_basic_types = false;
-  auto layout = decode_datatype(type, &why, &mixed_basic_types, kVerifySpanBytes);
+  MPI_Datatype basic_type = MPI_DATATYPE_NULL;
+  auto layout = decode_datatype(type, &why, &mixed_basic_types, kVerifySpanBytes, &basic_type);
   MPI_Count host_size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   PMPI_Type_size_x(type, &host_size);
   PMPI_Type_get_extent_x(type, &lb, &extent);
@@ -546,8 +547,9 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
       shape.mean_block = blocks ? static_cast<double>(size) / static_cast<double>(blocks) : 0.0;
       shape.spread = size > 0 ? std::max(1.0, span / static_cast<double>(size)) : 1.0;
       shape.nested = types::strided_levels(*layout) >= 2;  // as built, not as canonicalised
-      auto plan = std::make_shared<TypePlan>(pack::Plan(canonical, extent, config().isa),
-                                             std::string(), shape, mixed_basic_types);
+      auto plan = std::make_shared<TypePlan>(
+          pack::Plan(canonical, extent, config().isa), std::string(), shape, mixed_basic_types,
+          basic_type, TrueBounds{static_cast<int64_t>(true_lb), static_cast<int64_t>(true_extent)});
       const auto loom_pack = [&plan](const void* base, void* packed) {
         exec::pack(plan->plan, base, 1, packed, exec::MemoryKind::Host);
       };

@@ -24,18 +24,32 @@
 
 namespace loom::mpi {
 
+// Where one element's data lies: [true_lb, true_lb + true_extent) from its origin, as the host's
+// MPI_Type_get_true_extent says.
+struct TrueBounds {
+  int64_t lb = 0;
+  int64_t extent = 0;
+};
+
 struct TypePlan {
-  TypePlan(pack::Plan p, std::string text, model::TypeShape type_shape, bool mixed)
+  TypePlan(pack::Plan p, std::string text, model::TypeShape type_shape, bool mixed,
+           MPI_Datatype basic = MPI_DATATYPE_NULL, TrueBounds bounds = {})
       : plan(std::move(p)),
         describe(std::move(text)),
         shape(type_shape),
-        mixed_basic_types(mixed) {}
+        mixed_basic_types(mixed),
+        basic_type(basic),
+        true_bounds(bounds) {}
   pack::Plan plan;
   std::string describe;
   model::TypeShape shape;  // what the method model keys on
   // More than one basic type in the typemap. MPICH 4.0 cannot receive a contiguous
   // message of over ~8 KiB into such a type, so Loom does not send these packed there.
   bool mixed_basic_types;
+  // The typemap's one basic type (MPI_DATATYPE_NULL: none, several, or a pair type): one-sided
+  // calls serve an origin and a target only when theirs agree (ops/rma.hpp).
+  MPI_Datatype basic_type;
+  TrueBounds true_bounds;
   // Cached method decisions per traffic, locality and log2(message bytes): 0 = not decided
   // yet, otherwise 1 + model::Method.
   mutable std::atomic<uint8_t> decisions[model::kTraffics][model::kLocalities][64] = {};

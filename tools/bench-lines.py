@@ -186,8 +186,33 @@ def match(data):
     return lines
 
 
+def rma(data):
+    """Derived put and get of the corpus' 4 B-block vector and indexed types into a
+    contiguous target at >= 64 KiB, on shared and created windows; every derived case; and the
+    same transfers as MPI_Isend/MPI_Irecv through Loom (bandwidth, created windows)."""
+    shared = Line("min host/loom, derived put/get, contiguous target, >= 64 KiB, shared", 3.0)
+    created = Line("min host/loom, the same, created window", 3.0)
+    worst = Line("min host/loom, every derived case", 0.95)
+    p2p = Line("min isend-irecv/one-sided, derived put/get bandwidth", 1.0)
+    for c in data["cases"]:
+        if "speedup" not in c:
+            continue
+        label = (f"{c['measure']} {c['op']} {c['types']} {c['sync']} {c['window']} "
+                 f"threads={c['threads']} {c['bytes']} B")
+        worst.add(c["speedup"], label)
+        if "vs_p2p" in c:
+            p2p.add(c["vs_p2p"], label)
+        if (c["op"] in ("put", "get") and c["bytes"] >= 64 * KIB
+                and c["types"] in ("vector-to-contig", "indexed-to-contig")):
+            if c["window"] == "shared":
+                shared.add(c["speedup"], label)
+            elif c["window"] == "create":
+                created.add(c["speedup"], label)
+    return [shared, created, worst, p2p]
+
+
 CHECKS = {"pingpong": pingpong, "app": app, "halo": halo, "pack": pack, "gpu": gpu,
-          "gpu-pingpong": gpu_pingpong, "match": match}
+          "gpu-pingpong": gpu_pingpong, "match": match, "rma": rma}
 
 
 def main():

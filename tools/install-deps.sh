@@ -40,6 +40,7 @@ if ((tests)); then
     ccache                                     # the test command's builds share their objects
     python3-dev patchelf                       # mpi4py (patchelf: its MPICH module onto Debian's libmpich)
     iproute2 util-linux                        # tools/slow-link.sh: ip, tc; flock, unshare
+    libsimgrid-dev                             # the SMPI variant and its tests (SimGrid 3.32)
   )
 fi
 missing=()

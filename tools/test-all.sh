@@ -112,6 +112,13 @@ for mpi in openmpi mpich; do
   "mpiexec.$mpi" -n 2 "$dir/loom-bench" measure --quick --out "$(mktemp -d)/calibration.json"
 done
 
+# The SMPI variant (docs/projection.md): only its programs, then 16 simulated ranks against the
+# host builds' results byte for byte, and the platform generator.
+step "SMPI variant: simulated halo exchange and compressed all-to-all against both MPIs"
+build "$root/build/smpi" "loom-sim-halo loom-sim-alltoall halo3d" -DLOOM_SMPI=ON
+"$root/tests/sim/check_sim.sh" "$root/build/smpi" "$root/build/openmpi" "$root/build/mpich"
+python3 "$root/tests/sim/check_platform.py" --smpi-build "$root/build/smpi"
+
 # Installed Loom (docs/install.md): both MPIs' builds into one fresh prefix, then programs built
 # and run against it as a user would (CMake, pkg-config, loomrun, mpi4py).
 step "install both builds into a fresh prefix and use it"

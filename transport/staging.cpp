@@ -255,7 +255,8 @@ int64_t received_bytes(const MPI_Status& status, int error) {
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) return 0;
   MPI_Count bytes = 0;
-  PMPI_Get_elements_x(&status, MPI_BYTE, &bytes);
+  // Not const in every MPI's prototype (SimGrid's SMPI).
+  PMPI_Get_elements_x(const_cast<MPI_Status*>(&status), MPI_BYTE, &bytes);
   return bytes == MPI_UNDEFINED ? 0 : static_cast<int64_t>(bytes);
 }
 

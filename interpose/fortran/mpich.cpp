@@ -35,6 +35,10 @@ MPI_Datatype* c_type(MPI_Fint* type) {
   static_assert(sizeof(MPI_Datatype) == sizeof(MPI_Fint), "MPICH datatypes are Fortran integers");
   return reinterpret_cast<MPI_Datatype*>(type);
 }
+MPI_Win c_win(const MPI_Fint* win) {
+  static_assert(sizeof(MPI_Win) == sizeof(MPI_Fint), "MPICH windows are Fortran integers");
+  return static_cast<MPI_Win>(*win);
+}
 MPI_Comm* c_comm(MPI_Fint* comm) {
   static_assert(sizeof(MPI_Comm) == sizeof(MPI_Fint), "MPICH communicators are Fortran integers");
   return reinterpret_cast<MPI_Comm*>(comm);
@@ -159,6 +163,49 @@ void mpi_testsome_f08_(MPI_Fint* incount, MPI_Fint* requests, MPI_Fint* outcount
   set_ierror(ierror,
              MPI_Testsome(*incount, c_requests(requests), outcount, indices, c_statuses(statuses)));
   to_fortran_indices(indices, *outcount);
+}
+
+// One-sided synchronisation: mpi_f08 moves data through the C MPI_Put & co. but synchronises
+// through PMPI_* directly, so that a get or put Loom staged (ops/rma.hpp) would never complete.
+void mpi_win_fence_f08_(MPI_Fint* assert_flags, MPI_Fint* win, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_fence(*assert_flags, c_win(win)));
+}
+void mpi_win_start_f08_(MPI_Fint* group, MPI_Fint* assert_flags, MPI_Fint* win, MPI_Fint* ierror) {
+  static_assert(sizeof(MPI_Group) == sizeof(MPI_Fint), "MPICH groups are Fortran integers");
+  set_ierror(ierror, MPI_Win_start(static_cast<MPI_Group>(*group), *assert_flags, c_win(win)));
+}
+void mpi_win_complete_f08_(MPI_Fint* win, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_complete(c_win(win)));
+}
+void mpi_win_lock_f08_(MPI_Fint* lock_type, MPI_Fint* rank, MPI_Fint* assert_flags, MPI_Fint* win,
+                       MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_lock(*lock_type, *rank, *assert_flags, c_win(win)));
+}
+void mpi_win_unlock_f08_(MPI_Fint* rank, MPI_Fint* win, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_unlock(*rank, c_win(win)));
+}
+void mpi_win_lock_all_f08_(MPI_Fint* assert_flags, MPI_Fint* win, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_lock_all(*assert_flags, c_win(win)));
+}
+void mpi_win_unlock_all_f08_(MPI_Fint* win, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_unlock_all(c_win(win)));
+}
+void mpi_win_flush_f08_(MPI_Fint* rank, MPI_Fint* win, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_flush(*rank, c_win(win)));
+}
+void mpi_win_flush_all_f08_(MPI_Fint* win, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_flush_all(c_win(win)));
+}
+void mpi_win_flush_local_f08_(MPI_Fint* rank, MPI_Fint* win, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_flush_local(*rank, c_win(win)));
+}
+void mpi_win_flush_local_all_f08_(MPI_Fint* win, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Win_flush_local_all(c_win(win)));
+}
+void mpi_win_free_f08_(MPI_Fint* win, MPI_Fint* ierror) {
+  MPI_Win handle = c_win(win);
+  set_ierror(ierror, MPI_Win_free(&handle));
+  *win = static_cast<MPI_Fint>(handle);
 }
 
 }  // extern "C"

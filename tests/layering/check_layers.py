@@ -30,6 +30,8 @@ ALLOWED = {
     "bench": ENGINES | {"runtime", "exec", "mpi", "ops"},
     "tests": ENGINES | {"runtime", "exec"},
     "examples": set(),
+    # The simulation programs (SMPI variant and host builds): the libraries they drive.
+    "sim": ENGINES | {"runtime", "exec", "mpi", "transport", "ops", "halo"},
 }
 # Subfolders that may also use one more layer: the halo library's own tests test its MPI-free
 # flag protocol (halo/step_flags.hpp) with threads, without MPI.
