@@ -65,8 +65,10 @@ inline void unpack_prefix(const pack::Plan& plan, const void* in, int64_t bytes,
   unpack(plan, in, whole, user, kind);
   const int64_t rest = bytes - whole * size;
   if (whole == count || rest <= 0) return;
-  unpack(plan.prefix(rest), static_cast<const char*>(in) + whole * size, 1,
-         static_cast<char*>(user) + whole * plan.extent(), kind);
+  // `user` may be MPI_BOTTOM (null): its address arithmetic goes through uintptr_t.
+  void* partial = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(user) +
+                                          static_cast<uintptr_t>(whole * plan.extent()));
+  unpack(plan.prefix(rest), static_cast<const char*>(in) + whole * size, 1, partial, kind);
 }
 
 }  // namespace loom::exec

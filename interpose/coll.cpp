@@ -29,17 +29,21 @@
 #define LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
 #endif
 // BLOCKING_PASSES and LATER_PASSES: inline tests of the blocking and of the non-blocking form.
-#define LOOM_PASSING_FORMS(Name, name, PARAMS, ARGS, CHECK, BLOCKING_PASSES, LATER_PASSES) \
-  extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                          \
-    LOOM_CHECKED(CHECK);                                                                   \
-    if (BLOCKING_PASSES) return loom::mpi::host().Name(LOOM_UNPAREN ARGS, comm);           \
-    return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                       \
-  }                                                                                        \
-  extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) {   \
-    LOOM_CHECKED(CHECK);                                                                   \
-    if (LATER_PASSES) return loom::mpi::host().I##name(LOOM_UNPAREN ARGS, comm, request);  \
-    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});         \
-  }                                                                                        \
+// The PASSES tests name `host_call` (loom::ops::HostCall), which makes the host's call.
+#define LOOM_PASSING_FORMS(Name, name, PARAMS, ARGS, CHECK, BLOCKING_PASSES, LATER_PASSES)   \
+  extern "C" int MPI_##Name(LOOM_UNPAREN PARAMS, MPI_Comm comm) {                            \
+    LOOM_CHECKED(CHECK);                                                                     \
+    if (loom::ops::HostCall host_call; BLOCKING_PASSES)                                      \
+      return host_call.run([&] { return loom::mpi::host().Name(LOOM_UNPAREN ARGS, comm); }); \
+    return loom::ops::name(LOOM_UNPAREN ARGS, comm);                                         \
+  }                                                                                          \
+  extern "C" int MPI_I##name(LOOM_UNPAREN PARAMS, MPI_Comm comm, MPI_Request* request) {     \
+    LOOM_CHECKED(CHECK);                                                                     \
+    if (loom::ops::HostCall host_call; LATER_PASSES)                                         \
+      return host_call.run(                                                                  \
+          [&] { return loom::mpi::host().I##name(LOOM_UNPAREN ARGS, comm, request); });      \
+    return loom::ops::i##name(LOOM_UNPAREN ARGS, comm, loom::ops::Later{request});           \
+  }                                                                                          \
   LOOM_PERSISTENT_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK)
 #define LOOM_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK, PASSES) \
   LOOM_PASSING_FORMS(Name, name, PARAMS, ARGS, CHECK, PASSES, PASSES)
@@ -48,16 +52,19 @@
 #define LOOM_LATER_PASSING_COLLECTIVE(Name, name, PARAMS, ARGS, CHECK, PASSES) \
   LOOM_PASSING_FORMS(Name, name, PARAMS, ARGS, CHECK, false, PASSES)
 // Both sides plain; all-to-alls also without any codec requested (docs/compress.md).
-#define LOOM_PLAIN_SIDES loom::ops::collective_passes_through(sendbuf, sendtype, recvbuf, recvtype)
+#define LOOM_PLAIN_SIDES \
+  loom::ops::collective_passes_through(host_call, sendbuf, sendtype, recvbuf, recvtype)
 #define LOOM_PLAIN_ALLTOALL (!loom::ops::compression_requested() && LOOM_PLAIN_SIDES)
-#define LOOM_PLAIN_UNIFORM \
-  loom::ops::uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+#define LOOM_PLAIN_UNIFORM                                                                       \
+  loom::ops::uniform_passes_through(host_call, sendbuf, sendcount, sendtype, recvbuf, recvcount, \
+                                    recvtype)
 // The w-forms: every type of both sides plain (`call`: alltoallw or neighbor_alltoallw).
 #define LOOM_PLAIN_W(call) \
-  loom::ops::call##_passes_through(comm, sendbuf, sendtypes, recvbuf, recvtypes)
+  loom::ops::call##_passes_through(host_call, comm, sendbuf, sendtypes, recvbuf, recvtypes)
 // The rooted collectives: the sides significant on this rank plain (`gather`: a gather's).
-#define LOOM_PLAIN_ROOTED(gather) \
-  loom::ops::rooted_passes_through(comm, root, gather, sendbuf, sendtype, recvbuf, recvtype)
+#define LOOM_PLAIN_ROOTED(gather)                                                             \
+  loom::ops::rooted_passes_through(host_call, comm, root, gather, sendbuf, sendtype, recvbuf, \
+                                   recvtype)
 
 // The argument lists the collectives share.
 #define LOOM_UNIFORM_PARAMS                                                                \
@@ -114,7 +121,7 @@ LOOM_PASSING_COLLECTIVE(Scatterv, scatterv, (LOOM_SCATTERV_PARAMS, int root),
                         LOOM_PLAIN_ROOTED(false))
 LOOM_PASSING_COLLECTIVE(Bcast, bcast, (void* buffer, int count, MPI_Datatype datatype, int root),
                         (buffer, count, datatype, root), LOOM_NO_ARRAYS,
-                        loom::ops::plain_host_buffer(buffer, datatype))
+                        host_call.serves(buffer, datatype))
 LOOM_LATER_PASSING_COLLECTIVE(Neighbor_alltoall, neighbor_alltoall, (LOOM_UNIFORM_PARAMS),
                               (LOOM_UNIFORM_ARGS), LOOM_NO_ARRAYS, LOOM_PLAIN_UNIFORM)
 LOOM_LATER_PASSING_COLLECTIVE(Neighbor_alltoallv, neighbor_alltoallv, (LOOM_V_PARAMS),

@@ -1,5 +1,6 @@
 // MPI_Type_* family: Loom records a type at commit, forgets it at free and shares its plan at dup
-// (mpi/type_registry.hpp); the host does the rest.
+// (mpi/type_registry.hpp: the type is planned once its host time pays for it); the host does the
+// rest.
 #include <string>
 
 #include "interpose/text_out.hpp"
@@ -31,12 +32,13 @@ extern "C" int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return rc;
 }
 
+// Loom's queries plan a type that waits for its plan: their answer is the plan's.
 extern "C" int loom_type_is_accelerated(MPI_Datatype type) {
-  return loom::mpi::find_plan(type) ? 1 : 0;
+  return loom::mpi::plan_now(type) ? 1 : 0;
 }
 
 extern "C" int loom_type_describe(MPI_Datatype type, char* buf, int buflen) {
-  const auto* plan = loom::mpi::find_plan(type);
+  const auto* plan = loom::mpi::plan_now(type);
   return loom::interpose::text_out(plan ? plan->describe : std::string("host (no Loom plan)"), buf,
                                    buflen);
 }

@@ -1,5 +1,5 @@
-// Point-to-point family: entry points. A contiguous message to another process is decided inline
-// and goes straight to the host; everything else is served by ops/p2p.hpp.
+// Point-to-point family: entry points. A contiguous message to another process is decided inline,
+// counted and goes straight to the host; everything else is served by ops/p2p.hpp.
 #include "ops/p2p.hpp"
 
 #include "base/bytes.hpp"
@@ -15,18 +15,21 @@ using loom::ops::passes_through;
 #define LOOM_SEND_PARAMS \
   const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm
 #define LOOM_SEND_ARGS buf, count, type, dest, tag, comm
-#define LOOM_SEND_MODE(Mode, mode)                                                                 \
-  extern "C" int MPI_##Mode(LOOM_SEND_PARAMS) {                                                    \
-    if (passes_through(buf, type, comm, dest)) return host().Mode(LOOM_SEND_ARGS);                 \
-    return loom::ops::mode(LOOM_SEND_ARGS);                                                        \
-  }                                                                                                \
-  extern "C" int MPI_I##mode(LOOM_SEND_PARAMS, MPI_Request* request) {                             \
-    if (passes_through(buf, type, comm, dest)) return host().I##mode(LOOM_SEND_ARGS, request);     \
-    return loom::ops::i##mode(LOOM_SEND_ARGS, request);                                            \
-  }                                                                                                \
-  extern "C" int MPI_##Mode##_init(LOOM_SEND_PARAMS, MPI_Request* request) {                       \
-    if (passes_through(buf, type, comm, dest)) return host().Mode##_init(LOOM_SEND_ARGS, request); \
-    return loom::ops::mode##_init(LOOM_SEND_ARGS, request);                                        \
+#define LOOM_SEND_MODE(Mode, mode)                                                       \
+  extern "C" int MPI_##Mode(LOOM_SEND_PARAMS) {                                          \
+    if (passes_through(buf, type, comm, dest))                                           \
+      return loom::ops::count_plain_send(), host().Mode(LOOM_SEND_ARGS);                 \
+    return loom::ops::mode(LOOM_SEND_ARGS);                                              \
+  }                                                                                      \
+  extern "C" int MPI_I##mode(LOOM_SEND_PARAMS, MPI_Request* request) {                   \
+    if (passes_through(buf, type, comm, dest))                                           \
+      return loom::ops::count_plain_send(), host().I##mode(LOOM_SEND_ARGS, request);     \
+    return loom::ops::i##mode(LOOM_SEND_ARGS, request);                                  \
+  }                                                                                      \
+  extern "C" int MPI_##Mode##_init(LOOM_SEND_PARAMS, MPI_Request* request) {             \
+    if (passes_through(buf, type, comm, dest))                                           \
+      return loom::ops::count_plain_send(), host().Mode##_init(LOOM_SEND_ARGS, request); \
+    return loom::ops::mode##_init(LOOM_SEND_ARGS, request);                              \
   }
 
 LOOM_SEND_MODE(Send, send)
@@ -39,21 +42,23 @@ LOOM_SEND_MODE(Bsend, bsend)
 extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Status* status) {
   if (passes_through(buf, type, comm, source))
-    return host().Recv(buf, count, type, source, tag, comm, status);
+    return loom::ops::count_plain_recv(), host().Recv(buf, count, type, source, tag, comm, status);
   return loom::ops::recv(buf, count, type, source, tag, comm, status);
 }
 
 extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
                          MPI_Comm comm, MPI_Request* request) {
   if (passes_through(buf, type, comm, source))
-    return host().Irecv(buf, count, type, source, tag, comm, request);
+    return loom::ops::count_plain_recv(),
+           host().Irecv(buf, count, type, source, tag, comm, request);
   return loom::ops::irecv(buf, count, type, source, tag, comm, request);
 }
 
 extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
                              MPI_Comm comm, MPI_Request* request) {
   if (passes_through(buf, type, comm, source))
-    return host().Recv_init(buf, count, type, source, tag, comm, request);
+    return loom::ops::count_plain_recv(),
+           host().Recv_init(buf, count, type, source, tag, comm, request);
   return loom::ops::recv_init(buf, count, type, source, tag, comm, request);
 }
 
@@ -62,7 +67,8 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
                             int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (passes_through(sendbuf, sendtype, comm, dest) &&
       passes_through(recvbuf, recvtype, comm, source))
-    return host().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+    return loom::ops::count_plain_send(), loom::ops::count_plain_recv(),
+           host().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, status);
   return loom::ops::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
@@ -71,7 +77,8 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
 extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
                                     int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (passes_through(buf, type, comm, dest) && passes_through(buf, type, comm, source))
-    return host().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    return loom::ops::count_plain_send(), loom::ops::count_plain_recv(),
+           host().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   return loom::ops::sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
                                      status);
 }

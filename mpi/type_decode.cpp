@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -532,6 +534,52 @@ int type_combiner(MPI_Datatype type) {
   return combiner;
 }
 
+namespace {
+
+// MPI_Type_get_envelope's answer as TypeOutline keeps it; false when the host cannot say.
+bool envelope(MPI_Datatype type, TypeOutline* o) {
+#if MPI_VERSION >= 4
+  MPI_Count ni = 0, na = 0, nc = 0, nt = 0;
+  if (PMPI_Type_get_envelope_c(type, &ni, &na, &nc, &nt, &o->combiner) != MPI_SUCCESS) return false;
+  o->entries[0] = ni, o->entries[1] = na, o->entries[2] = nc, o->entries[3] = nt;
+#else
+  int ni = 0, na = 0, nt = 0;
+  if (PMPI_Type_get_envelope(type, &ni, &na, &nt, &o->combiner) != MPI_SUCCESS) return false;
+  o->entries[0] = ni, o->entries[1] = na, o->entries[3] = nt;
+#endif
+  return true;
+}
+
+int64_t description_below(MPI_Datatype type, int node_limit, int* nodes_left) {
+  TypeOutline o;
+  if (!envelope(type, &o) || o.combiner == MPI_COMBINER_NAMED) return 0;
+  const int64_t entries = o.entries[0] + o.entries[1] + o.entries[2] + o.entries[3];
+  if (entries > node_limit || *nodes_left <= 0) return entries;
+  --*nodes_left;
+  const TypeContents contents(type);
+  int64_t sum = entries;
+  for (MPI_Datatype child : contents.types) sum += description_below(child, node_limit, nodes_left);
+  return sum;
+}
+
+}  // namespace
+
+TypeOutline type_outline(MPI_Datatype type) {
+  TypeOutline o;
+  if (!envelope(type, &o)) return o;
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  PMPI_Type_size_x(type, &size);
+  PMPI_Type_get_extent_x(type, &lb, &extent);
+  PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
+  o.size = size, o.lb = lb, o.extent = extent, o.true_lb = true_lb, o.true_extent = true_extent;
+  return o;
+}
+
+int64_t description_size(MPI_Datatype type, int node_limit, int max_nodes) {
+  int nodes_left = max_nodes;
+  return description_below(type, node_limit, &nodes_left);
+}
+
 bool type_signature(MPI_Datatype type, std::string* out) {
   out->clear();
   try {
@@ -545,16 +593,18 @@ bool host_packs_same(MPI_Datatype type, int64_t size, int64_t true_lb, int64_t t
                      const std::function<void(const void* base, void* packed)>& loom_pack) {
   if (size <= 0) return true;
   if (size > INT_MAX) return false;
-  std::vector<unsigned char> user(static_cast<size_t>(true_extent));
-  for (size_t i = 0; i < user.size(); ++i)
-    user[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
-  // The scratch copy stands where the type's bytes start. A type of absolute addresses
-  // (sent from MPI_BOTTOM, which goes to the host anyway) would need an origin below
-  // address 0, which no pointer can express: such a type is not compared.
+  // The scratch copy stands where the type's bytes start. A type of absolute addresses (sent
+  // from MPI_BOTTOM) would need an origin below address 0, which no pointer can express: such a
+  // type is not compared.
+  const size_t words = (static_cast<size_t>(true_extent) + 7) / 8;
+  const std::unique_ptr<uint64_t[]> user(new uint64_t[words > 0 ? words : 1]);
   intptr_t origin = 0;
-  if (__builtin_sub_overflow(reinterpret_cast<intptr_t>(user.data()), true_lb, &origin) ||
+  if (__builtin_sub_overflow(reinterpret_cast<intptr_t>(user.get()), true_lb, &origin) ||
       origin < 0)
     return true;
+  // A pattern whose bytes differ from their neighbours', written a word at a time: the check
+  // costs about one pass over the type's span, not a loop per byte.
+  for (size_t k = 0; k < words; ++k) user[k] = (k + 1) * 0x9E3779B97F4A7C15ull;
   const auto* base = reinterpret_cast<const unsigned char*>(origin);
   std::vector<unsigned char> host_bytes(static_cast<size_t>(size), 0xA5), loom_bytes(host_bytes);
   int position = 0;

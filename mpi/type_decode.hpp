@@ -64,6 +64,26 @@ std::optional<types::Layout> decode_datatype(MPI_Datatype type, std::string* why
 bool host_packs_same(MPI_Datatype type, int64_t size, int64_t true_lb, int64_t true_extent,
                      const std::function<void(const void* base, void* packed)>& loom_pack);
 
+// What the host says of a type in a handful of calls, whatever its size: its combiner, the
+// lengths of its constructor's argument lists (MPI_Type_get_envelope), its size, bounds and true
+// bounds. Types of equal signature (type_signature) have equal outlines; the converse is only
+// likely.
+struct TypeOutline {
+  int combiner = -1;
+  int64_t entries[4] = {};  // integers, addresses, large counts, datatypes
+  int64_t size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  bool operator==(const TypeOutline&) const = default;
+};
+TypeOutline type_outline(MPI_Datatype type);
+
+// The size of `type`'s description: the integers, addresses, large counts and datatypes of its
+// constructor calls, summed down its tree of types. Only nodes of at most `node_limit` entries
+// are opened (MPI_Type_get_contents), at most `max_nodes` of them; a larger node counts its own
+// entries (MPI_Type_get_envelope) and stops there. A lower bound of what decoding the type
+// reads, found in a bounded number of host calls whatever the type's size (an indexed type of
+// a million blocks is one envelope).
+int64_t description_size(MPI_Datatype type, int node_limit = 64, int max_nodes = 16);
+
 // A byte string naming `type` exactly: its constructor calls (MPI_Type_get_envelope and
 // get_contents) all the way down to predefined types. Types with equal signatures have the same
 // typemap, bounds and extent, whatever their handles. False when it cannot be formed.

@@ -1,9 +1,13 @@
-// The registry of datatype plans: a handle recorded at commit, decoded and compiled on first use,
-// released at free, shared at dup.
+// The registry of datatype plans: a handle recorded at commit, planned once its host time pays
+// for the plan (or at first use under LOOM_PLAN=eager), released at free, shared at dup.
 #include "mpi/type_registry.hpp"
 
+#include <time.h>
 #include <algorithm>
+
+#include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -23,29 +27,210 @@ namespace loom::mpi {
 using namespace loom::runtime;  // NOLINT: the layers below
 namespace {
 
-// MPI_Type_commit calls, and the committed types Loom built a plan for (on first use).
+// MPI_Type_commit calls, and the committed types Loom built a plan for.
 const Counter kCommitted = register_counter("types", "", "committed");
 const Counter kAccelerated = register_counter("types", "", "accelerated");
+// Loom's work on types: derived types decoded, compiled and checked; derived types whose plan came
+// from the signature cache instead; the CPU time of both. Then the types freed before Loom planned
+// them: the host served every message of theirs, and Loom did nothing with their contents.
+const Counter kDecoded = register_counter("types", "planning", "decoded");
+const Counter kReused = register_counter("types", "planning", "reused");
+const Counter kPlanningTime = register_counter("types", "planning", "time", Unit::Nanoseconds);
+const Counter kFreedUnplanned = register_counter("types", "not planned", "freed");
 std::string isa_text() {
   return std::string("isa=") + pack::isa_name(config().isa);
 }
 const bool kTypesFormat = format_area("types", {10, isa_text});
 
+std::atomic<bool> planning_at_first_use{false};
+
+// This thread's CPU time: what planning costs the program, whatever else shares its core (the
+// cost model learns from it, and LOOM_STATS reports it). Read once or twice per plan.
+uint64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+}
+
+// Lazy planning's rule (docs/commit.md): a type is planned once the host time of its calls
+// reaches kPaybackFactor times the predicted cost of its plan, so that planning costs at most
+// 1 / kPaybackFactor of the time the program already spent in the host's calls with that type,
+// however soon the type is freed afterwards; a type used for long is planned after a bounded
+// number of host calls (ski rental).
+constexpr double kPaybackFactor = 20;
+// A call counts towards the plan at most this much: the host's own overhead and its datatype
+// engine's work on the bytes (what engines spend on blocks of 8 bytes and more, out of cache), so
+// that a blocking call's wait for a late peer, which no plan could shorten, does not plan a type
+// early.
+constexpr double kHostCallNsAtMost = 1000, kHostNsPerByteAtMost = 0.5;
+
+// The predicted CPU time of planning a type from its outline and description. A new signature is
+// built: a fixed part; a part per entry of its description (reading and hashing its signature,
+// decoding, compiling); and the check against the host's packing, for a type spanning up to
+// kVerifySpanBytes a part per byte of its span (the scratch copy) and per byte it packs (the host
+// packs them, block by block: a per-byte bound of a per-block cost), for a larger one per byte
+// its parts pack. A signature planned before is reused: a fixed part and a part per entry.
+// Each model starts from figures measured on the machine Loom was tuned on (docs/commit.md),
+// rounded up, and corrects them by every plan it times (a running ratio of actual to predicted,
+// in log space, clamped).
+struct PlanningCost {
+  double fixed_ns, ns_per_entry, ns_per_span_byte, ns_per_packed_byte;
+  double base_ns(int64_t entries, int64_t span_checked, int64_t packed_checked) const {
+    return fixed_ns + ns_per_entry * static_cast<double>(entries) +
+           ns_per_span_byte * static_cast<double>(span_checked) +
+           ns_per_packed_byte * static_cast<double>(packed_checked);
+  }
+};
+const PlanningCost kBuildCost{10000, 400, 0.1, 1.0}, kReuseCost{3000, 2, 0, 0};
+
+class LearnedScale {
+ public:
+  double apply(double base) const {
+    return base * std::exp(log_scale_.load(std::memory_order_relaxed));
+  }
+  // A plan that took `actual_ns` whose base prediction was `base`: the scale moves a quarter of
+  // the way towards the ratio, each step clamped, so that one outlier moves it little.
+  void learn(double base, double actual_ns) {
+    if (base <= 0 || actual_ns <= 0) return;
+    const double step = std::clamp(std::log(actual_ns / base), -2.0, 2.0);
+    const double old = log_scale_.load(std::memory_order_relaxed);
+    log_scale_.store(std::clamp(old + 0.25 * (step - old), -3.0, 3.0), std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<double> log_scale_{0};
+};
+LearnedScale build_scale, reuse_scale;
+
+// Types whose one element spans at most this many bytes are packed once by the host and
+// once by the new plan when planned; larger types have their largest parts within this span
+// checked the same way while decoding. Any difference leaves the type to the host. This
+// catches host quirks no decoder can know (Open MPI 4.1 packs a descending run of bytes,
+// hvector(n, 1, -1, MPI_BYTE), in ascending order).
+constexpr int64_t kVerifySpanBytes = int64_t{1} << 20;
+
+uint64_t outline_hash(const TypeOutline& o) {
+  uint64_t h = static_cast<uint64_t>(o.combiner) * 0x9E3779B97F4A7C15ull;
+  for (int64_t v : {o.entries[0], o.entries[1], o.entries[2], o.entries[3], o.size, o.lb, o.extent,
+                    o.true_lb, o.true_extent})
+    h = (h ^ static_cast<uint64_t>(v)) * 0x100000001B3ull;
+  return h | 1;  // 0: no outline
+}
+
+// What earlier types of the same outline tell of a new one. A program that frees and builds
+// the same type again and again is using one type: while its outline has not shown otherwise,
+// the host time of an incarnation freed unplanned passes to the next (so the type's plan pays
+// over its incarnations, and still at most once per kPaybackFactor of their host time), and once
+// one of them was planned the next ones are predicted to find that plan by signature (cheap).
+// The first type of the outline that did not find it (the same outline, other contents: a
+// particle code's exchange rebuilt with new displacements) ends both for the outline, so a wrong
+// guess costs at most one plan per outline. Bounded: the table starts again past kMaxOutlines.
+class OutlineHistory {
+ public:
+  static constexpr size_t kMaxOutlines = 4096;
+  // Whether a type of `outline` likely reuses a plan; adds to `*host_ticks` the host time left by
+  // freed types of the outline.
+  bool begin(uint64_t outline, uint64_t* host_ticks) {
+    std::lock_guard lock(mutex_);
+    auto it = seen_.find(outline);
+    if (it == seen_.end() || it->second.missed) return false;
+    *host_ticks += it->second.pooled_ticks;
+    it->second.pooled_ticks = 0;
+    return it->second.planned > 0;
+  }
+  // A type of `outline` freed before its plan, after `host_ticks` of host time.
+  void freed_unplanned(uint64_t outline, uint64_t host_ticks) {
+    std::lock_guard lock(mutex_);
+    if (seen_.size() >= kMaxOutlines && !seen_.count(outline)) seen_.clear();
+    Seen& s = seen_[outline];
+    if (!s.missed) s.pooled_ticks += host_ticks;
+  }
+  // A type of `outline` planned: its plan found by signature (`reused`) or built.
+  void planned(uint64_t outline, bool reused) {
+    std::lock_guard lock(mutex_);
+    if (seen_.size() >= kMaxOutlines && !seen_.count(outline)) seen_.clear();
+    Seen& s = seen_[outline];
+    if (s.planned > 0 && !reused) s.missed = true;
+    if (s.missed) s.pooled_ticks = 0;
+    ++s.planned;
+  }
+
+ private:
+  struct Seen {
+    uint64_t planned = 0;
+    uint64_t pooled_ticks = 0;
+    bool missed = false;
+  };
+  std::mutex mutex_;
+  std::unordered_map<uint64_t, Seen> seen_;
+};
+
+OutlineHistory& outline_history() {
+  static auto* history = new OutlineHistory();  // outlives static destructors of user code
+  return *history;
+}
+
+// Reads what the rule needs of an unplanned type, once per handle: a few envelope queries,
+// nothing proportional to the type (type_outline, description_size).
+void estimate(MPI_Datatype type, UnplannedType& record) {
+  const TypeOutline outline = type_outline(type);
+  const uint64_t hash = outline_hash(outline);
+  const int64_t entries = description_size(type);
+  const bool whole = outline.true_extent <= kVerifySpanBytes;
+  const int64_t span_checked = whole ? outline.true_extent : 0;
+  const int64_t packed_checked = whole ? outline.size : std::min(outline.size, kVerifySpanBytes);
+  uint64_t host_ticks = record.host_ticks.load(std::memory_order_relaxed);
+  const bool reuse = outline_history().begin(hash, &host_ticks);
+  const double base =
+      (reuse ? kReuseCost : kBuildCost).base_ns(entries, span_checked, packed_checked);
+  const double predicted = (reuse ? reuse_scale : build_scale).apply(base);
+  record.host_ticks.store(host_ticks, std::memory_order_relaxed);
+  record.element_bytes.store(static_cast<uint64_t>(std::max<int64_t>(outline.size, 0)),
+                             std::memory_order_relaxed);
+  record.predicted_ns.store(static_cast<uint64_t>(base), std::memory_order_relaxed);
+  record.predicted_reuse.store(reuse, std::memory_order_relaxed);
+  record.outline.store(hash, std::memory_order_relaxed);
+  if (config().debug)
+    std::fprintf(stderr,
+                 "loom: type not planned yet: %lld description entries, %lld bytes checked, "
+                 "%s predicted at %.1f us (%.1f us before correction), budget %.1f us, "
+                 "%.1f us of host time from earlier types of its outline\n",
+                 static_cast<long long>(entries), static_cast<long long>(packed_checked),
+                 reuse ? "a plan made before for its outline" : "its plan", 1e-3 * predicted,
+                 1e-3 * base, 1e-3 * kPaybackFactor * predicted,
+                 1e-3 * static_cast<double>(host_ticks) / clock_ticks_per_ns());
+  record.budget_ticks.store(std::max<uint64_t>(1, static_cast<uint64_t>(kPaybackFactor * predicted *
+                                                                        clock_ticks_per_ns())),
+                            std::memory_order_relaxed);
+}
+
+void reset(UnplannedType& record) {
+  record.host_ticks.store(0, std::memory_order_relaxed);
+  record.budget_ticks.store(0, std::memory_order_relaxed);
+  record.element_bytes.store(0, std::memory_order_relaxed);
+  record.predicted_ns.store(0, std::memory_order_relaxed);
+  record.predicted_reuse.store(0, std::memory_order_relaxed);
+  record.outline.store(0, std::memory_order_relaxed);
+  record.uses.store(0, std::memory_order_relaxed);
+}
+
+std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type);
+
 // Handles are pointers (Open MPI) or ints (MPICH) and may be reused after a free, so
 // entries are erased before the host frees the handle. Every change bumps `epoch`,
-// which lets each thread keep its last lookup without taking the lock.
+// which lets each thread keep its recent lookups without taking the lock.
 //
-// MPI_Type_commit only records the handle: its plan is built on the type's first use (a pack,
-// a send, a query), so that a commit costs about what the host's does, and a type committed
-// but never used with Loom costs nothing more (docs/commit.md).
+// MPI_Type_commit only records the handle, in CommittedHandles below; the registry holds the
+// handles Loom planned (and named types, planned at their first use), and the few committed
+// handles that found no room there, each with its record from a pool.
 class TypeRegistry {
  public:
-  // The plan for `type`, built now if `type` was committed and not used since; null when the
-  // registry does not know `type` (`*known` false) or Loom has no plan for it. Remembers the
-  // answer in this thread's last lookup.
-  const TypePlan* find(MPI_Datatype type, bool* known) {
+  // What the registry knows of `type` (`*known` false: nothing). A waiting entry is planned now
+  // when `plan_waiting`, else answered with its record (lazy planning). Remembers the answer in
+  // this thread's lookups.
+  TypeUse find(MPI_Datatype type, bool* known, bool plan_waiting) {
     uint64_t now = detail::registry_epoch.load(std::memory_order_acquire);
-    const TypePlan* plan = nullptr;
+    TypeUse use;
     bool built = true;
     uint64_t generation = 0;
     {
@@ -53,44 +238,93 @@ class TypeRegistry {
       auto it = entries_.find(type);
       *known = it != entries_.end();
       if (*known) {
-        plan = it->second.plan.get();
+        use.plan = it->second.plan.get();
         built = it->second.built;
         generation = it->second.generation;
+        if (!built && !plan_waiting) use.unplanned = it->second.record;
       }
     }
-    if (!built) {
+    // Waiting without a record (recorded while types were planned at first use): planned now.
+    if (*known && !built && !use.unplanned) plan_waiting = true;
+    if (!*known) return use;
+    if (!built && plan_waiting) {
       // Built outside the lock: a racing thread builds the same plan, the first one is kept.
-      std::shared_ptr<const TypePlan> made = plan_for(type);
+      const uint64_t start = thread_cpu_ns();
+      bool reused = false;
+      std::shared_ptr<const TypePlan> made = plan_for(type, &reused);
+      const uint64_t took = thread_cpu_ns() - start;
+      count(kPlanningTime, took);
       std::unique_lock lock(mutex_);
       auto it = entries_.find(type);
       if (it != entries_.end() && it->second.generation == generation && !it->second.built) {
-        it->second.plan = std::move(made);
-        it->second.built = true;
-        if (it->second.plan && it->second.committed) count(kAccelerated);
+        Entry& e = it->second;
+        if (e.record) {
+          const UnplannedType& r = *e.record;
+          const uint64_t base = r.predicted_ns.load(std::memory_order_relaxed);
+          const bool predicted_reuse = r.predicted_reuse.load(std::memory_order_relaxed) != 0;
+          if (base && predicted_reuse == reused)
+            (reused ? reuse_scale : build_scale)
+                .learn(static_cast<double>(base), static_cast<double>(took));
+          if (config().debug)
+            std::fprintf(stderr,
+                         "loom: planned after %llu host calls of %.1f us in all: %s in %.1f us "
+                         "of CPU time (predicted %.1f us before correction, budget %.1f us)\n",
+                         static_cast<unsigned long long>(r.uses.load(std::memory_order_relaxed)),
+                         1e-3 * static_cast<double>(r.host_ticks.load(std::memory_order_relaxed)) /
+                             clock_ticks_per_ns(),
+                         reused ? "reused" : "built", 1e-3 * static_cast<double>(took),
+                         1e-3 * static_cast<double>(base),
+                         1e-3 *
+                             static_cast<double>(r.budget_ticks.load(std::memory_order_relaxed)) /
+                             clock_ticks_per_ns());
+          release_record(e.record);
+          e.record = nullptr;
+        }
+        e.plan = std::move(made);
+        e.built = true;
+        if (e.plan && e.committed) count(kAccelerated);
         detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
       }
-      plan = it != entries_.end() ? it->second.plan.get() : nullptr;
+      use = {};
+      if (it != entries_.end()) {
+        use.plan = it->second.built ? it->second.plan.get() : nullptr;
+        use.unplanned = it->second.built ? nullptr : it->second.record;
+      }
       now = detail::registry_epoch.load(std::memory_order_acquire);
     }
-    detail::last_lookup = {type, now, plan};
-    return plan;
+    detail::lookup_slot(type) = {type, now, use};
+    return use;
   }
 
-  // `type` was committed (`committed`) or otherwise became usable: its plan comes on first use.
-  void add_unbuilt(MPI_Datatype type, bool committed) {
+  // `type` was committed (`committed`) or otherwise became usable: planned later. With
+  // `record`, its uses are counted towards its plan in a record of its own (lazy planning);
+  // `carried`, when given, is what an earlier record of the same handle had counted.
+  void add_waiting(MPI_Datatype type, bool committed, bool record,
+                   const UnplannedType* carried = nullptr) {
     std::unique_lock lock(mutex_);
-    entries_[type] = {nullptr, false, committed, ++generation_};
+    Entry& e = entries_[type];
+    if (e.record) release_record(e.record);
+    e = {nullptr, false, committed, ++generation_, record ? acquire_record(type) : nullptr};
+    if (e.record && carried)
+      for (auto field :
+           {&UnplannedType::host_ticks, &UnplannedType::budget_ticks, &UnplannedType::element_bytes,
+            &UnplannedType::predicted_ns, &UnplannedType::predicted_reuse, &UnplannedType::outline,
+            &UnplannedType::uses})
+        (e.record->*field)
+            .store((carried->*field).load(std::memory_order_relaxed), std::memory_order_relaxed);
     detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
   }
 
   void insert(MPI_Datatype type, std::shared_ptr<const TypePlan> plan) {
     std::unique_lock lock(mutex_);
-    entries_[type] = {std::move(plan), true, false, ++generation_};
+    Entry& e = entries_[type];
+    if (e.record) release_record(e.record);
+    e = {std::move(plan), true, false, ++generation_, nullptr};
     detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
   }
 
-  // A duplicate shares the original's plan, or, if that is not built yet, is built on its own
-  // first use. False when the registry does not know `original`.
+  // A duplicate shares the original's plan, or, if that is not built yet, waits for its own.
+  // False when the registry does not know `original`.
   bool add_duplicate(MPI_Datatype original, MPI_Datatype duplicate) {
     std::unique_lock lock(mutex_);
     auto it = entries_.find(original);
@@ -98,7 +332,10 @@ class TypeRegistry {
     Entry copy = it->second;
     copy.committed = false;
     copy.generation = ++generation_;
-    entries_[duplicate] = std::move(copy);
+    copy.record = copy.built || !it->second.record ? nullptr : acquire_record(duplicate);
+    Entry& e = entries_[duplicate];
+    if (e.record) release_record(e.record);
+    e = std::move(copy);
     detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
     return true;
   }
@@ -109,91 +346,125 @@ class TypeRegistry {
     return it == entries_.end() ? nullptr : it->second.plan;
   }
 
-  void erase(MPI_Datatype type) {
+  // False when the registry did not know `type`; `*waiting`: it had not been planned, and then
+  // `*left` is what its record had counted (its outline and host time), if it had one.
+  bool erase(MPI_Datatype type, bool* waiting, UnplannedType* left) {
     std::unique_lock lock(mutex_);
-    if (entries_.erase(type)) detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
+    auto it = entries_.find(type);
+    if (it == entries_.end()) return false;
+    *waiting = !it->second.built;
+    if (UnplannedType* r = it->second.record) {
+      left->outline.store(r->outline.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      left->host_ticks.store(r->host_ticks.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
+      release_record(r);
+    }
+    entries_.erase(it);
+    detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
+    return true;
   }
 
  private:
   struct Entry {
     std::shared_ptr<const TypePlan> plan;  // null: no plan (host), or not built yet
     bool built;
-    bool committed;       // by MPI_Type_commit: counted in TypesAccelerated once built
-    uint64_t generation;  // tells a rebuilt or re-committed handle from the one a build began on
+    bool committed;         // by MPI_Type_commit: counted in TypesAccelerated once built
+    uint64_t generation;    // tells a rebuilt or re-committed handle from the one a build began on
+    UnplannedType* record;  // not built yet, under lazy planning: its uses so far
   };
-  static std::shared_ptr<const TypePlan> plan_for(MPI_Datatype type);
+  // Records live in a pool and are never freed: a thread's cached lookup may still read one after
+  // its entry is gone (it then no longer names the handle, and the lookup misses).
+  UnplannedType* acquire_record(MPI_Datatype type) {
+    UnplannedType* r = nullptr;
+    if (!free_records_.empty()) {
+      r = free_records_.back();
+      free_records_.pop_back();
+    } else {
+      r = &records_.emplace_back();
+    }
+    reset(*r);
+    r->key.store(handle_key(type), std::memory_order_release);
+    return r;
+  }
+  void release_record(UnplannedType* r) {
+    r->key.store(UnplannedType::kFreed, std::memory_order_release);
+    free_records_.push_back(r);
+  }
+  static std::shared_ptr<const TypePlan> plan_for(MPI_Datatype type, bool* reused);
   std::shared_mutex mutex_;
   std::unordered_map<MPI_Datatype, Entry> entries_;
+  std::deque<UnplannedType> records_;
+  std::vector<UnplannedType*> free_records_;
   uint64_t generation_ = 0;
 };
 
-// Handles committed and not used since, kept apart from the registry so that MPI_Type_commit
+// Handles committed and not planned since, kept apart from the registry so that MPI_Type_commit
 // costs a few loads and one compare-and-swap, not the registry's lock and an allocation: some
-// applications commit types on their critical path (docs/commit.md). A handle's first use moves
-// it to the registry. Open addressing over a fixed table; a handle that finds no free slot among
-// its first kProbes goes to the registry at once. Keys 0 and 1 mark empty and freed slots (no
-// host's handle takes those values; one that did would go to the registry).
+// applications commit types on their critical path (docs/commit.md). Each slot is the handle's
+// record of its host time (UnplannedType); planning moves the handle to the registry. Open
+// addressing over a fixed table; a handle that finds no free slot among its first kProbes goes to
+// the registry at once. Keys 0 and 1 mark empty and freed slots (no host's handle takes those
+// values; one that did would go to the registry).
 class CommittedHandles {
  public:
-  // Records `type`; false when there is no room for it.
+  // Records `type` with a fresh record; false when there is no room for it.
   bool add(MPI_Datatype type) {
-    const uintptr_t k = key(type);
-    if (k <= kFreed) return false;
+    const uintptr_t k = handle_key(type);
+    if (k <= UnplannedType::kFreed) return false;
     const size_t home = slot_of(k);
-    std::atomic<uintptr_t>* free_slot = nullptr;
+    UnplannedType* free_slot = nullptr;
     for (size_t i = 0; i < kProbes; ++i) {
-      std::atomic<uintptr_t>& slot = slots_[(home + i) & (kSlots - 1)];
-      const uintptr_t value = slot.load(std::memory_order_acquire);
-      if (value == k) return true;  // committed again
-      if (value <= kFreed && !free_slot) free_slot = &slot;
-      if (value == kEmpty) break;  // the handle is not further along
+      UnplannedType& slot = slots_[(home + i) & (kSlots - 1)];
+      const uintptr_t value = slot.key.load(std::memory_order_acquire);
+      if (value == k) return true;  // committed again: the same type, its record kept
+      if (value <= UnplannedType::kFreed && !free_slot) free_slot = &slot;
+      if (value == UnplannedType::kEmpty) break;  // the handle is not further along
     }
     if (!free_slot) return false;
+    reset(*free_slot);
     if (!concurrent_calls()) {  // the application orders its MPI calls: a plain store
-      free_slot->store(k, std::memory_order_release);
+      free_slot->key.store(k, std::memory_order_release);
       return true;
     }
-    uintptr_t expected = free_slot->load(std::memory_order_relaxed);
-    return expected <= kFreed &&
-           free_slot->compare_exchange_strong(expected, k, std::memory_order_acq_rel);
+    uintptr_t expected = free_slot->key.load(std::memory_order_relaxed);
+    return expected <= UnplannedType::kFreed &&
+           free_slot->key.compare_exchange_strong(expected, k, std::memory_order_acq_rel);
   }
 
-  // Whether `type` is recorded; with `remove`, it no longer is.
-  bool find(MPI_Datatype type, bool remove) {
-    const uintptr_t k = key(type);
-    if (k <= kFreed) return false;
+  // The record of `type`, or null when it is not recorded.
+  UnplannedType* find(MPI_Datatype type) {
+    const uintptr_t k = handle_key(type);
+    if (k <= UnplannedType::kFreed) return nullptr;
     const size_t home = slot_of(k);
-    bool found = false;
     for (size_t i = 0; i < kProbes; ++i) {
-      std::atomic<uintptr_t>& slot = slots_[(home + i) & (kSlots - 1)];
-      uintptr_t value = slot.load(std::memory_order_acquire);
-      if (value == kEmpty) break;
-      if (value != k) continue;
-      found = true;
-      if (!remove) break;
-      slot.compare_exchange_strong(value, kFreed, std::memory_order_acq_rel);
+      UnplannedType& slot = slots_[(home + i) & (kSlots - 1)];
+      const uintptr_t value = slot.key.load(std::memory_order_acquire);
+      if (value == UnplannedType::kEmpty) break;
+      if (value == k) return &slot;
     }
-    return found;
+    return nullptr;
+  }
+
+  // Whether `type` was recorded; it no longer is.
+  bool remove(MPI_Datatype type) {
+    UnplannedType* slot = find(type);
+    if (!slot) return false;
+    uintptr_t expected = handle_key(type);
+    slot->key.compare_exchange_strong(expected, UnplannedType::kFreed, std::memory_order_acq_rel);
+    return true;
   }
 
  private:
-  static constexpr uintptr_t kEmpty = 0, kFreed = 1;
   static constexpr size_t kSlots = 4096, kProbes = 16;
-  static uintptr_t key(MPI_Datatype type) {
-    static_assert(sizeof(MPI_Datatype) <= sizeof(uintptr_t));
-    uintptr_t k = 0;
-    std::memcpy(&k, &type, sizeof type);
-    return k;
-  }
   static size_t slot_of(uintptr_t k) {
     return static_cast<size_t>((k * 0x9E3779B97F4A7C15ull) >> 52);  // top 12 bits: 4096 slots
   }
-  std::atomic<uintptr_t> slots_[kSlots] = {};
+  UnplannedType slots_[kSlots];
 };
 
 // Zero-initialised before any code runs and trivially destructible: usable at any time, with
 // no initialisation guard on the commit path.
-CommittedHandles committed_handle_table;
+constinit CommittedHandles committed_handle_table;
 CommittedHandles& committed_handles() {
   return committed_handle_table;
 }
@@ -249,13 +520,6 @@ TypeRegistry& registry() {
   return *r;
 }
 
-// Types whose one element spans at most this many bytes are packed once by the host and
-// once by the new plan at commit; larger types have their largest parts within this span
-// checked the same way while decoding. Any difference leaves the type to the host. This
-// catches host quirks no decoder can know (Open MPI 4.1 packs a descending run of bytes,
-// hvector(n, 1, -1, MPI_BYTE), in ascending order).
-constexpr int64_t kVerifySpanBytes = int64_t{1} << 20;
-
 // Builds a plan and checks it against the host's own view of the type (size, extent,
 // true bounds, and for small types the packed bytes themselves). Any disagreement means Loom
 // misunderstood the type: no plan, so the host packs it. Never a wrong answer.
@@ -308,62 +572,163 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type) {
   return nullptr;
 }
 
-std::shared_ptr<const TypePlan> TypeRegistry::plan_for(MPI_Datatype type) {
+std::shared_ptr<const TypePlan> TypeRegistry::plan_for(MPI_Datatype type, bool* reused) {
   std::string signature;
   const bool has_signature = type_signature(type, &signature);
   std::shared_ptr<const TypePlan> plan;
-  if (has_signature && plan_cache().find(signature, &plan)) {
+  *reused = has_signature && plan_cache().find(signature, &plan);
+  outline_history().planned(outline_hash(type_outline(type)), *reused);
+  if (*reused) {
+    count(kReused);
     if (config().debug)
       std::fprintf(stderr, "loom: plan %s (the same type as one built before)\n",
                    plan ? plan->describe.c_str() : "none: host");
     return plan;
   }
+  count(kDecoded);
   plan = build_plan(type);
   if (has_signature) plan_cache().insert(std::move(signature), plan);
   return plan;
+}
+
+// Plans `type`, which waits in the committed table: moves it into the registry, with what its
+// record counted (for the debug line and the cost model's correction), and builds it there.
+TypeUse plan_from_table(MPI_Datatype type, UnplannedType& record) {
+  registry().add_waiting(type, true, true, &record);
+  committed_handles().remove(type);
+  bool known = false;
+  return registry().find(type, &known, true);
 }
 
 }  // namespace
 
 std::atomic<uint64_t> detail::registry_epoch{0};
 
-const TypePlan* detail::find_plan_slow(MPI_Datatype type) {
-  if (config().disabled || type == MPI_DATATYPE_NULL) return nullptr;
+namespace {
+// Both clocks read as libloom loads: host_clock's rate is their ratio over the time since.
+struct ClockOrigin {
+  uint64_t ticks;
+  std::chrono::steady_clock::time_point at;
+};
+const ClockOrigin clock_origin{host_clock(), std::chrono::steady_clock::now()};
+}  // namespace
+
+std::atomic<double> detail::clock_rate{0};
+
+double detail::measure_clock_rate() {
+#if defined(__x86_64__) || defined(__i386__)
+  const uint64_t ticks = host_clock() - clock_origin.ticks;
+  const double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - clock_origin.at)
+          .count();
+  if (ns <= 0 || ticks == 0) return 1;
+  const double rate = static_cast<double>(ticks) / ns;
+  // Kept once the interval makes the two reads' gap negligible (10 ms: well below 0.01%).
+  if (ns >= 1e7) clock_rate.store(rate, std::memory_order_relaxed);
+  return rate;
+#else
+  clock_rate.store(1, std::memory_order_relaxed);
+  return 1;
+#endif
+}
+
+TypeUse detail::use_slow(MPI_Datatype type) {
+  if (config().disabled || type == MPI_DATATYPE_NULL) return {};
+  const bool eager = plans_at_first_use();
   bool known = false;
-  if (const TypePlan* plan = registry().find(type, &known); known) return plan;
-  // A type committed and not used since joins the registry, which builds its plan.
-  // Named types are never committed or freed: plan them on first use. Any other derived type
-  // was never committed: host.
-  if (committed_handles().find(type, true))
-    registry().add_unbuilt(type, true);
-  else if (is_named(type))
-    registry().insert(type, build_plan(type));
-  else
-    return nullptr;
-  return registry().find(type, &known);
+  // The registry first: a type planned and then committed again is in both.
+  if (TypeUse use = registry().find(type, &known, eager); known) {
+    if (use.unplanned && use.unplanned->budget_ticks.load(std::memory_order_relaxed) == 0)
+      estimate(type, *use.unplanned);
+    return use;
+  }
+  if (UnplannedType* record = committed_handles().find(type)) {
+    if (eager) return plan_from_table(type, *record);
+    if (record->budget_ticks.load(std::memory_order_relaxed) == 0) estimate(type, *record);
+    const TypeUse use{nullptr, record};
+    lookup_slot(type) = {type, 0, use};  // valid while the record names the handle
+    return use;
+  }
+  // Named types are never committed or freed: planned on first use. Any other derived type was
+  // never committed: host.
+  if (!is_named(type)) return {};
+  registry().insert(type, build_plan(type));
+  return registry().find(type, &known, true);
+}
+
+const TypePlan* plan_now(MPI_Datatype type) {
+  const TypeUse use = use_type(type);
+  if (!use.unplanned) return use.plan;
+  if (UnplannedType* record = committed_handles().find(type))
+    return plan_from_table(type, *record).plan;
+  bool known = false;
+  return registry().find(type, &known, true).plan;
+}
+
+void note_host_time(MPI_Datatype type, UnplannedType& record, uint64_t took, int64_t elements) {
+  if (record.key.load(std::memory_order_relaxed) != handle_key(type)) return;  // gone meanwhile
+  uint64_t credit = took;
+  if (elements >= 0) {
+    const double bytes = static_cast<double>(elements) *
+                         static_cast<double>(record.element_bytes.load(std::memory_order_relaxed));
+    credit = std::min<uint64_t>(
+        credit, static_cast<uint64_t>((kHostCallNsAtMost + bytes * kHostNsPerByteAtMost) *
+                                      clock_ticks_per_ns()));
+  }
+  const uint64_t host = record.host_ticks.load(std::memory_order_relaxed) + credit;
+  record.host_ticks.store(host, std::memory_order_relaxed);
+  record.uses.store(record.uses.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  uint64_t budget = record.budget_ticks.load(std::memory_order_relaxed);
+  if (budget == 0) {  // recommitted under this thread's cached lookup
+    estimate(type, record);
+    budget = record.budget_ticks.load(std::memory_order_relaxed);
+  }
+  if (host >= budget) plan_now(type);
+}
+
+void plan_at_first_use(bool on) {
+  planning_at_first_use.store(on, std::memory_order_relaxed);
+}
+
+bool plans_at_first_use() {
+  return config().plan_eagerly || planning_at_first_use.load(std::memory_order_relaxed);
 }
 
 std::shared_ptr<const TypePlan> share_plan(MPI_Datatype type) {
-  if (!find_plan(type)) return nullptr;
+  if (!plan_now(type)) return nullptr;
   return registry().get(type);
 }
 
 void record_commit(MPI_Datatype type) {
   count(kCommitted);
-  if (!committed_handles().add(type)) registry().add_unbuilt(type, true);
+  if (!committed_handles().add(type)) registry().add_waiting(type, true, !plans_at_first_use());
 }
 
 void forget_type(MPI_Datatype type) {
-  // Both: a type used and then committed again is in each.
-  committed_handles().find(type, true);
-  registry().erase(type);
+  // Both: a type planned and then committed again is in each.
+  UnplannedType left;
+  if (const UnplannedType* slot = committed_handles().find(type)) {
+    left.outline.store(slot->outline.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    left.host_ticks.store(slot->host_ticks.load(std::memory_order_relaxed),
+                          std::memory_order_relaxed);
+  }
+  const bool in_table = committed_handles().remove(type);
+  bool waiting = false;
+  const bool in_registry = registry().erase(type, &waiting, &left);
+  if ((in_table && !in_registry) || (in_registry && waiting)) {
+    count(kFreedUnplanned);
+    const uint64_t outline = left.outline.load(std::memory_order_relaxed);
+    const uint64_t host_ticks = left.host_ticks.load(std::memory_order_relaxed);
+    if (outline && host_ticks) outline_history().freed_unplanned(outline, host_ticks);
+  }
 }
 
 void record_duplicate(MPI_Datatype oldtype, MPI_Datatype newtype) {
   if (registry().add_duplicate(oldtype, newtype)) return;
-  // Committed and not used yet, or named (named types count as committed): planned on first use.
-  if (committed_handles().find(oldtype, false) || is_named(oldtype))
-    registry().add_unbuilt(newtype, false);
+  // Committed and not planned yet, or named (named types count as committed): the duplicate
+  // waits for its own plan.
+  if (committed_handles().find(oldtype) || is_named(oldtype))
+    registry().add_waiting(newtype, false, !plans_at_first_use());
 }
 
 }  // namespace loom::mpi

@@ -1,10 +1,18 @@
-// Loom's per-datatype plans: recorded at MPI_Type_commit, built on the type's first use (and
-// shared by types of the same signature), released at MPI_Type_free.
+// Loom's per-datatype plans: recorded at MPI_Type_commit, built once the type has earned its
+// plan (lazy planning, docs/commit.md) or on its first use (LOOM_PLAN=eager), shared by types of
+// the same signature, released at MPI_Type_free.
 #pragma once
 
 #include <mpi.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
 #include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,35 +68,178 @@ struct TypePlan {
   mutable std::map<int, model::MethodTrial> trials;
 };
 
+// A committed derived type Loom has not planned yet: the host serves its messages as written,
+// and the time their host calls took adds up here until it pays for the plan (lazy planning,
+// docs/commit.md). Lock-free: plain loads and stores below MPI_THREAD_MULTIPLE, a heuristic
+// above it (a lost update delays the plan, never changes a result).
+struct UnplannedType {
+  static constexpr uintptr_t kEmpty = 0, kFreed = 1;
+  std::atomic<uintptr_t> key{kEmpty};        // the handle this record counts for (handle_key)
+  std::atomic<uint64_t> host_ticks{0};       // host time of its calls so far (host_clock ticks)
+  std::atomic<uint64_t> budget_ticks{0};     // host time that pays its plan; 0: not estimated yet
+  std::atomic<uint64_t> element_bytes{0};    // MPI_Type_size, read with the budget
+  std::atomic<uint64_t> predicted_ns{0};     // the cost model's base prediction of its plan
+  std::atomic<uint64_t> predicted_reuse{0};  // 1: predicted to reuse a plan made before
+  std::atomic<uint64_t> outline{0};          // its outline's hash (mpi/type_registry.cpp)
+  std::atomic<uint64_t> uses{0};
+};
+
+inline uintptr_t handle_key(MPI_Datatype type) {
+  static_assert(sizeof(MPI_Datatype) <= sizeof(uintptr_t));
+  uintptr_t k = 0;
+  std::memcpy(&k, &type, sizeof type);
+  return k;
+}
+
+// The clock that times the host's calls of unplanned types: the CPU's time-stamp counter where
+// there is one (one instruction, where steady_clock is a library call: this clock is read twice
+// on every such call, docs/commit.md), else steady_clock in ns. Ticks convert to ns at
+// clock_ticks_per_ns().
+[[gnu::always_inline]] inline uint64_t host_clock() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+#endif
+}
 namespace detail {
-// Every change to the registry bumps the epoch, which lets each thread keep its last
-// lookup without taking the registry's lock.
+extern std::atomic<double> clock_rate;  // ticks per ns once measured, else 0
+double measure_clock_rate();
+}  // namespace detail
+inline double clock_ticks_per_ns() {
+  const double rate = detail::clock_rate.load(std::memory_order_relaxed);
+  return rate > 0 ? rate : detail::measure_clock_rate();
+}
+
+// What Loom knows of a datatype as a call uses it: its plan; or, for a committed type not planned
+// yet, its record (the host serves it, timed); or neither (the host serves it: named types Loom
+// leaves to the host, undecodable types, uncommitted ones, Loom disabled).
+struct TypeUse {
+  const TypePlan* plan = nullptr;
+  UnplannedType* unplanned = nullptr;
+};
+
+namespace detail {
+// Every change to the registry bumps the epoch, which lets each thread keep its recent lookups
+// without taking the registry's lock. A thread's lookups of an unplanned type stay valid while
+// its record still names the handle.
 extern std::atomic<uint64_t> registry_epoch;
 struct LastLookup {
   MPI_Datatype type;
   uint64_t epoch;
-  const TypePlan* plan;
+  TypeUse use;
 };
-inline thread_local LastLookup last_lookup{MPI_DATATYPE_NULL, ~uint64_t{0}, nullptr};
-const TypePlan* find_plan_slow(MPI_Datatype type);
+constexpr int kLookupSlots = 4;  // a call's types (send, receive, a few alternating), one each
+[[gnu::tls_model("initial-exec")]] inline thread_local LastLookup last_lookups[kLookupSlots] = {
+    {MPI_DATATYPE_NULL, ~uint64_t{0}, {}},
+    {MPI_DATATYPE_NULL, ~uint64_t{0}, {}},
+    {MPI_DATATYPE_NULL, ~uint64_t{0}, {}},
+    {MPI_DATATYPE_NULL, ~uint64_t{0}, {}}};
+inline LastLookup& lookup_slot(MPI_Datatype type) {
+  return last_lookups[(handle_key(type) * 0x9E3779B97F4A7C15ull) >> 62];
+}
+TypeUse use_slow(MPI_Datatype type);
 }  // namespace detail
 
-// The plan for `type`, or null when the host MPI must handle it (not committed, not
-// decodable, or Loom disabled). Every type gets its plan on first use. The pointer stays
-// valid until the type is freed. Inline: every interposed call with a datatype asks.
-inline const TypePlan* find_plan(MPI_Datatype type) {
-  const detail::LastLookup& last = detail::last_lookup;
-  if (last.type == type && last.epoch == detail::registry_epoch.load(std::memory_order_acquire))
-    return last.plan;
-  return detail::find_plan_slow(type);
+// How a call serves `type` now. Never plans a committed derived type under lazy planning (the
+// default): its calls go to the host, timed (note_host_time), until planning pays; under
+// LOOM_PLAN=eager every type is planned at its first use. Named types are planned at their
+// first use in both. Inline: every interposed call with a datatype asks.
+[[gnu::always_inline]] inline TypeUse use_type(MPI_Datatype type) {
+  const detail::LastLookup& last = detail::lookup_slot(type);
+  if (last.type == type) {
+    if (last.use.unplanned) {
+      if (last.use.unplanned->key.load(std::memory_order_relaxed) == handle_key(type))
+        return last.use;
+    } else if (last.epoch == detail::registry_epoch.load(std::memory_order_acquire)) {
+      return last.use;
+    }
+  }
+  return detail::use_slow(type);
 }
+
+// The plan for `type` if Loom has one now, else null (the host serves it). Never plans a
+// committed type under lazy planning: see use_type.
+[[gnu::always_inline]] inline const TypePlan* find_plan(MPI_Datatype type) {
+  return use_type(type).plan;
+}
+
+// The plan for `type`, planning it now if it was waiting: for calls the host cannot serve as
+// written (device memory, a host bug Loom works around, messages to oneself) and Loom's own
+// queries (loom_type_is_accelerated, loom_type_describe, loom_method_for).
+const TypePlan* plan_now(MPI_Datatype type);
+
+// Adds a host call's duration (host_clock ticks) to an unplanned type's record (`type` is the
+// call's handle); plans the type once its host time reaches its budget. `took` may be a share of
+// a call's time. A call of `elements` elements (>= 0) counts at most what the host could spend on
+// its bytes (kHostNsPerByteAtMost each, and a call's overhead): a blocking call's wait for its
+// peer is not time Loom could save. Collectives (elements < 0) count their duration.
+void note_host_time(MPI_Datatype type, UnplannedType& record, uint64_t took, int64_t elements);
+
+// The host's call for datatypes Loom has not planned yet (added with add()): run() times it and
+// shares its duration between them (note_host_time); with none added, run() is the call alone.
+class UnplannedCall {
+ public:
+  static constexpr int kMaxTypes = 4;  // a call of more such types credits the first four
+  // `elements`: of `type` in this call (note_host_time), or -1 when the call does not say.
+  void add(MPI_Datatype type, UnplannedType* record, int64_t elements) {
+    if (added_ < kMaxTypes) types_[added_] = {type, record, elements};
+    ++added_;
+  }
+  bool empty() const { return added_ == 0; }
+  template <typename Call>
+  [[gnu::always_inline]] int run(Call&& call) {
+    if (empty()) return call();
+    const uint64_t start = host_clock();
+    const int rc = call();
+    const uint64_t end = host_clock();
+    credit(end > start ? end - start : 0);
+    return rc;
+  }
+
+ private:
+  void credit(uint64_t took) const {
+    const int n = added_ < kMaxTypes ? added_ : kMaxTypes;
+    for (int i = 0; i < n; ++i)
+      note_host_time(types_[i].type, *types_[i].record, took / static_cast<uint64_t>(n),
+                     types_[i].elements);
+  }
+  struct Added {
+    MPI_Datatype type;
+    UnplannedType* record;
+    int64_t elements;
+  };
+  Added types_[kMaxTypes];
+  int added_ = 0;
+};
+
+// Whether a call of `elements` elements of an unplanned type should plan it first: the host will
+// spend at least kHostNsPerByteAtLeast a byte of this message on it, which with its time so far
+// reaches the budget (a message large enough to pay for the plan alone).
+constexpr double kHostNsPerByteAtLeast = 0.05;  // its bytes read and written once at memory speed
+inline bool worth_planning_before(const UnplannedType& record, int64_t elements) {
+  const double bytes = static_cast<double>(elements) *
+                       static_cast<double>(record.element_bytes.load(std::memory_order_relaxed));
+  const uint64_t budget = record.budget_ticks.load(std::memory_order_relaxed);
+  return budget > 0 && static_cast<double>(record.host_ticks.load(std::memory_order_relaxed)) +
+                               bytes * kHostNsPerByteAtLeast * clock_ticks_per_ns() >=
+                           static_cast<double>(budget);
+}
+
+// LOOM_PLAN=eager, LOOM_METHOD=pack and loom-bench measure's pinned packing: every committed type
+// planned at its first use, as before lazy planning. Any thread, any time.
+void plan_at_first_use(bool on);
+bool plans_at_first_use();
+
 // MPI_Type_commit, MPI_Type_free and MPI_Type_dup of a type the host accepted.
 void record_commit(MPI_Datatype type);
 void forget_type(MPI_Datatype type);
 void record_duplicate(MPI_Datatype oldtype, MPI_Datatype newtype);
 
-// The same plan, kept alive for an operation that may outlive the user's MPI_Type_free
-// (a pending or persistent request).
+// The plan of `type` (planned now if it was waiting: plan_now), kept alive for an operation that
+// may outlive the user's MPI_Type_free (a pending or persistent request, a message to oneself).
 std::shared_ptr<const TypePlan> share_plan(MPI_Datatype type);
 
 }  // namespace loom::mpi

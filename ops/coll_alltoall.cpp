@@ -86,9 +86,12 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   if (int rc; compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                   nullptr, &rc))
     return rc;
-  if (uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
-    return Alltoall::Host::call_now(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm);
+  if (HostCall call;
+      uniform_passes_through(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
+    return call.run([&] {
+      return Alltoall::Host::call_now(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm);
+    });
   if (int rank, size; intracommunicator(comm, &rank, &size))
     if (SmallCall call; small_call(uniform(sendbuf, size, sendcount, sendtype),
                                    uniform(recvbuf, size, recvcount, recvtype), &call))
@@ -102,9 +105,12 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
               compressed_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                   later.request, &rc))
     return rc;
-  if (uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
-    return Alltoall::Host::call_later(later, nullptr, sendbuf, sendcount, sendtype, recvbuf,
-                                      recvcount, recvtype, comm);
+  if (HostCall call;
+      uniform_passes_through(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype))
+    return call.run([&] {
+      return Alltoall::Host::call_later(later, nullptr, sendbuf, sendcount, sendtype, recvbuf,
+                                        recvcount, recvtype, comm);
+    });
   return run_later<Alltoall>(later, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                              comm);
 }
@@ -115,9 +121,11 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
   if (int rc; compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, comm, nullptr, &rc))
     return rc;
-  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
-    return Alltoallv::Host::call_now(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm);
+  if (HostCall call; collective_passes_through(call, sendbuf, sendtype, recvbuf, recvtype))
+    return call.run([&] {
+      return Alltoallv::Host::call_now(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm);
+    });
   return run_blocking<Alltoallv>(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                  rdispls, recvtype, comm);
 }
@@ -129,9 +137,11 @@ int ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
               compressed_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, comm, later.request, &rc))
     return rc;
-  if (collective_passes_through(sendbuf, sendtype, recvbuf, recvtype))
-    return Alltoallv::Host::call_later(later, nullptr, sendbuf, sendcounts, sdispls, sendtype,
-                                       recvbuf, recvcounts, rdispls, recvtype, comm);
+  if (HostCall call; collective_passes_through(call, sendbuf, sendtype, recvbuf, recvtype))
+    return call.run([&] {
+      return Alltoallv::Host::call_later(later, nullptr, sendbuf, sendcounts, sdispls, sendtype,
+                                         recvbuf, recvcounts, rdispls, recvtype, comm);
+    });
   return run_later<Alltoallv>(later, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
 }

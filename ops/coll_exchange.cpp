@@ -38,6 +38,10 @@ bool route_of(MPI_Datatype type, TypeRoute* route) {
 }
 
 bool route_device_side(TypeRoute* route) {
+  // A type not planned yet is planned now: only Loom's plan can stage device memory.
+  if (route->kind == TypeRoute::Kind::HostPack && plan_now(route->type) &&
+      !route_of(route->type, route))
+    return false;
   if (route->kind == TypeRoute::Kind::Direct && exec::device_aware_host) return true;
   if (route->kind == TypeRoute::Kind::HostPack) return false;
   if (route->size > 0) {

@@ -46,14 +46,7 @@ using namespace loom::exec;       // NOLINT: the layers below
 using namespace loom::mpi;        // NOLINT: the layers below
 using namespace loom::transport;  // NOLINT: the layers below
 
-// Collectives with a derived datatype on this rank: Loom packed or unpacked its data, or the
-// host ran them with the user's types; Loom's bytes; and blocking neighbourhood all-to-alls (any
-// types) moved through the same-node shared-memory window.
-inline const Counter kPacked = register_counter("collectives", "", "packed");
-inline const Counter kHost = register_counter("collectives", "", "host");
-inline const Counter kBytes = register_counter("collectives", "", "bytes");
-inline const Counter kShared = register_counter("collectives", "", "shared");
-inline const bool kCollectivesFormat = format_area("collectives", {40});
+// The collectives' counters (kPacked, kHost, kBytes, kShared, ...) are in ops/coll.hpp.
 
 // Byte arithmetic on user addresses, which may be relative to MPI_BOTTOM (null).
 char* at(const void* base, int64_t offset);

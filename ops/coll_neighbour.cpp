@@ -251,7 +251,10 @@ int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   return run_neighbourhood<NeighborAlltoall>(
       true,
       [&](SharedExchange*) {
-        return uniform_passes_through(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+        HostCall call;  // a type not planned yet takes the full path here (Part)
+        return uniform_passes_through(call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                      recvtype) &&
+               !call.noted();
       },
       [&](int in, int out) {
         Part part;
@@ -286,7 +289,9 @@ int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sd
   return run_neighbourhood<NeighborAlltoallv>(
       false,
       [&](SharedExchange*) {
-        return collective_passes_through(sendbuf, sendtype, recvbuf, recvtype);
+        HostCall call;
+        return collective_passes_through(call, sendbuf, sendtype, recvbuf, recvtype) &&
+               !call.noted();
       },
       [&](int in, int out) {
         Part part;
@@ -312,10 +317,14 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
   return run_neighbourhood<NeighborAlltoallw>(
       false,
       [&](SharedExchange* shared) {
+        HostCall call;
         if (!shared)
-          return neighbor_alltoallw_passes_through(comm, sendbuf, sendtypes, recvbuf, recvtypes);
-        return per_type_side_passes_through(sendbuf, sendtypes, shared->out_degree) &&
-               per_type_side_passes_through(recvbuf, recvtypes, shared->in_degree);
+          return neighbor_alltoallw_passes_through(call, comm, sendbuf, sendtypes, recvbuf,
+                                                   recvtypes) &&
+                 !call.noted();
+        return per_type_side_passes_through(call, sendbuf, sendtypes, shared->out_degree) &&
+               per_type_side_passes_through(call, recvbuf, recvtypes, shared->in_degree) &&
+               !call.noted();
       },
       [&](int in, int out) {
         Part part;

@@ -65,6 +65,13 @@ Setting read_setting() {
   return s;
 }
 
+// Where Loom packs every message it can (LOOM_METHOD=pack, or a pinned Pack), every type needs its
+// plan at its first use: lazy planning would send a type's first messages through the host.
+void plan_types_for(Setting method_setting, int pinned) {
+  mpi::plan_at_first_use(method_setting == Setting::Pack ||
+                         pinned == static_cast<int>(model::Method::Pack));
+}
+
 // LOOM_TRIAL_WAIT: how many messages a kind runs on the model's choice before its trial; auto
 // (-1): MethodTrial::wait_for of the model's predicted gap.
 int read_trial_wait() {
@@ -167,12 +174,14 @@ const model::Model& method_model() {
 }
 
 void preload_method_model() {
-  if (detail::pinned_method.load(std::memory_order_relaxed) < 0 && setting() == Setting::Auto)
-    method_model();
+  const int pinned = detail::pinned_method.load(std::memory_order_relaxed);
+  plan_types_for(setting(), pinned);
+  if (pinned < 0 && setting() == Setting::Auto) method_model();
 }
 
 void pin_method(std::optional<model::Method> method) {
   detail::pinned_method.store(method ? static_cast<int>(*method) : -1, std::memory_order_relaxed);
+  plan_types_for(setting(), method ? static_cast<int>(*method) : -1);
 }
 
 model::Method choose_method(const TypePlan& type, int64_t message_bytes, model::Locality where,
@@ -590,7 +599,7 @@ std::string calibration_path() {
 int method_for(MPI_Datatype type, int count, int peer_same_node) {
   // The same conditions as the point-to-point layer: a non-dense plan and a packed size
   // that fits an int count.
-  const mpi::TypePlan* plan = mpi::find_plan(type);
+  const mpi::TypePlan* plan = mpi::plan_now(type);  // a query: its answer needs the plan
   if (!plan || plan->plan.dense() || count <= 0) return LOOM_METHOD_HOST;
   const int64_t bytes = static_cast<int64_t>(count) * plan->plan.size();
   if (bytes <= 0 || bytes > INT_MAX) return LOOM_METHOD_HOST;

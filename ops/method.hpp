@@ -91,7 +91,8 @@ void pin_method(std::optional<model::Method> method);
 const model::Model& method_model();
 // Loads the model now when the choice is left to it. MPI_Init calls this, so that reading
 // the calibration (parsing and validating a file of about 100 KB) is not paid inside the first
-// message.
+// message; and under LOOM_METHOD=pack it has every type planned at its first use
+// (mpi::plan_at_first_use).
 void preload_method_model();
 
 // loom_method_for (loom.h): the method a blocking send of `count` elements of `type` would take.

@@ -45,8 +45,25 @@ struct Route {
   // > 0: a device send the model leaves to the host's engine travels as a host copy of this
   // span of the buffer, sent with the user's datatype (exec::host_copy_applies).
   int64_t span_lo = 0, span_bytes = 0;
+  // A committed type Loom has not planned yet: the host serves the message as written, and the
+  // call's duration counts towards the type's plan (host_call).
+  UnplannedType* unplanned = nullptr;
+  int64_t elements = 0;  // unplanned: the message's elements
   explicit operator bool() const { return plan != nullptr; }
 };
+
+// The host's call for a message whose sides (`type` with `r`, and `other_type` with `other`, for a
+// send-receive) may be types Loom has not planned yet: timed when one is (UnplannedCall).
+// Inline, so that the untimed call stays a tail call.
+template <typename Call>
+[[gnu::always_inline]] inline int host_call(MPI_Datatype type, const Route& r, Call&& call,
+                                            MPI_Datatype other_type = MPI_DATATYPE_NULL,
+                                            const Route& other = Route{}) {
+  UnplannedCall timed;
+  if (r.unplanned) timed.add(type, r.unplanned, r.elements);
+  if (other.unplanned) timed.add(other_type, other.unplanned, other.elements);
+  return timed.run(call);
+}
 
 // Blocking calls are one-way traffic for the model; non-blocking and send-receive calls are
 // exchanges, where the peer is taken to send at the same time (model/model.hpp, Traffic).
@@ -77,23 +94,53 @@ enum class Timing : bool { Untimed, Timed };
   return r;
 }
 
+// A committed type not planned yet whose call cannot wait for the plan: device memory, which only
+// Loom's staging keeps from a host that cannot read it, or a message that pays for the plan alone
+// (worth_planning_before). Out of line: the unplanned path stays small.
+[[gnu::noinline]] bool plan_before_call(MPI_Datatype type, const UnplannedType& unplanned,
+                                        const void* buf, int elements) {
+  return device_memory(buf) || worth_planning_before(unplanned, elements);
+}
+
 // Loom's path needs a non-dense plan, a packed size that fits an int count, a real peer,
-// and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE. Inline: every
-// derived-type message asks, and a call with a Route to return costs as much as the settled
+// and the model's (or LOOM_METHOD's) consent. `peer` may be MPI_ANY_SOURCE; `buf` may be
+// MPI_BOTTOM (absolute addresses: Loom's kernels take a null base). A type Loom has not planned
+// yet goes to the host with Route::unplanned set. Every message is counted on its route. Inline:
+// every derived-type message asks, and a call with a Route to return costs as much as the settled
 // choice itself.
 [[gnu::always_inline]] inline Route route(const void* buf, int elements, MPI_Datatype type,
                                           MPI_Comm comm, int peer, bool send,
                                           model::Traffic traffic, Timing timing = Timing::Untimed) {
-  if (elements <= 0 || peer == MPI_PROC_NULL || !buf || comm == MPI_COMM_NULL) return {};
-  const TypePlan* plan = find_plan(type);
+  if (elements == 0 || peer == MPI_PROC_NULL) {
+    count(send ? transport::kSendPlain : transport::kRecvPlain);
+    return {};
+  }
+  if (elements < 0 || comm == MPI_COMM_NULL) {  // the host reports the error
+    count(send ? transport::kSendHost : transport::kRecvHost);
+    return {};
+  }
+  TypeUse use = use_type(type);
+  if (use.unplanned) {
+    if (!plan_before_call(type, *use.unplanned, buf, elements)) {
+      count(send ? transport::kSendUnplanned : transport::kRecvUnplanned);
+      Route r;
+      r.unplanned = use.unplanned;
+      r.elements = elements;
+      return r;
+    }
+    use.plan = plan_now(type);
+  }
+  const TypePlan* plan = use.plan;
   if (plan && device_memory(buf)) [[unlikely]]
     return device_route(*plan, elements, comm, peer, send, traffic);
   if (!plan) {
-    if (!config().disabled && type != MPI_DATATYPE_NULL)
-      count(send ? transport::kSendHost : transport::kRecvHost);
+    if (!config().disabled) count(send ? transport::kSendHost : transport::kRecvHost);
     return {};
   }
-  if (plan->plan.dense()) return {};
+  if (plan->plan.dense()) {
+    count(send ? transport::kSendPlain : transport::kRecvPlain);
+    return {};
+  }
   if (send && plan->mixed_basic_types && !mpi::host_receives_packed_into_mixed_types()) {
     count(transport::kSendHost);
     return {};
@@ -118,6 +165,20 @@ enum class Timing : bool { Untimed, Timed };
   }
   r.plan = plan;
   return r;
+}
+
+// Counts one side of a call the host serves as written without asking route() (an MPI-4
+// non-blocking send-receive, the receive of a send-receive-replace): the route it would count.
+void count_host_side(int elements, MPI_Datatype type, int peer, bool send) {
+  if (config().disabled) return;
+  const TypeUse use = elements == 0 || peer == MPI_PROC_NULL ? TypeUse{} : use_type(type);
+  const bool plain = elements == 0 || peer == MPI_PROC_NULL || (use.plan && use.plan->plan.dense());
+  if (plain)
+    count(send ? transport::kSendPlain : transport::kRecvPlain);
+  else if (use.unplanned)
+    count(send ? transport::kSendUnplanned : transport::kRecvUnplanned);
+  else
+    count(send ? transport::kSendHost : transport::kRecvHost);
 }
 
 // Reports a tried blocking send's duration when the call returns. Only tried messages
@@ -311,7 +372,7 @@ int send_on_route(BlockingSend host_send, const Route& r, TrialClock* clock, con
   const Route r = route(buf, count, type, comm, dest, true, kBlocking, timing);
   // Untried messages take no clock: the pass-through stays a tail call.
   if (!r.trial) {
-    if (!r) return host_send(buf, count, type, dest, tag, comm);
+    if (!r) return host_call(type, r, [&] { return host_send(buf, count, type, dest, tag, comm); });
     return send_on_route(host_send, r, nullptr, buf, count, type, dest, tag, comm);
   }
   TrialClock clock(r);
@@ -331,7 +392,9 @@ int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, 
     self->demote();
   }
   const Route r = route(buf, count, type, comm, dest, true, kOverlapping, timing);
-  if (!r || !request) return host_send(buf, count, type, dest, tag, comm, request);
+  if (!r || !request)
+    return host_call(type, r,
+                     [&] { return host_send(buf, count, type, dest, tag, comm, request); });
   Outgoing out = stage_send(r, buf, count, type, host_send != host().Ibsend);
   const int rc = host_send(out.buf, out.count, out.type, dest, tag, comm, request);
   if (rc == MPI_SUCCESS)
@@ -415,7 +478,12 @@ using LaterReceive = decltype(HostMpi::Irecv);
                                                 MPI_Datatype type, int source, int tag,
                                                 MPI_Comm comm, MPI_Request* request) {
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
-  if (!shared || !request) return host_receive(buf, count, type, source, tag, comm, request);
+  if (!shared || !request) {
+    // A persistent receive's set-up moves no data: not time towards the type's plan.
+    if (persistent) return host_receive(buf, count, type, source, tag, comm, request);
+    return host_call(type, r,
+                     [&] { return host_receive(buf, count, type, source, tag, comm, request); });
+  }
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   const PackedWire wire(r.bytes);
   const int rc =
@@ -487,7 +555,9 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
   }
   // Timed by the interval between posts of its kind, inside route() (method.hpp).
   const Route r = route(buf, count, type, comm, source, false, kBlocking, Timing::Timed);
-  if (!r) return host().Recv(buf, count, type, source, tag, comm, status);
+  if (!r)
+    return host_call(type, r,
+                     [&] { return host().Recv(buf, count, type, source, tag, comm, status); });
   return receive_on_route(r, buf, count, type, source, tag, comm, status);
 }
 
@@ -542,8 +612,13 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
   const Route send = route(sendbuf, sendcount, sendtype, comm, dest, true, kOverlapping);
   const Route recv = route(recvbuf, recvcount, recvtype, comm, source, false, kOverlapping);
   if (!send && !recv)
-    return host().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                           recvtype, source, recvtag, comm, status);
+    return host_call(
+        sendtype, send,
+        [&] {
+          return host().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                                 recvtype, source, recvtag, comm, status);
+        },
+        recvtype, recv);
   Outgoing out;
   if (send)
     out = stage_send(send, sendbuf, sendcount, sendtype, true);
@@ -569,8 +644,13 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
   // One buffer and one type serve both directions; packing pays off if it does for the send.
   Route r = route(buf, count, type, comm, dest, true, kOverlapping);
   r.span_bytes = 0;  // the reply lands in the same staging buffer, packed
-  if (!r || source == MPI_PROC_NULL)
-    return host().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  if (!r || source == MPI_PROC_NULL) {
+    count_host_side(count, type, source, false);
+    return host_call(type, r, [&] {
+      return host().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
+                                     status);
+    });
+  }
   StagingBuffer staging = pack_to_staging(r, buf, count);
   const PackedWire wire(r.bytes);
   StatusSlot slot(status);
@@ -607,6 +687,8 @@ int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int des
               MPI_Comm comm, MPI_Request* request) {
   if (SelfChannel* self = transport::self_for_send(comm, dest, sendbuf)) self->demote();
   if (SelfChannel* self = transport::self_for_receive(comm, source)) self->demote();
+  count_host_side(sendcount, sendtype, dest, true);
+  count_host_side(recvcount, recvtype, source, false);
   return host().Isendrecv(sendbuf, sendcount, isendrecv_send_type(sendtype), dest, sendtag, recvbuf,
                           recvcount, recvtype, source, recvtag, comm, request);
 }
@@ -622,14 +704,17 @@ int isendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sen
   const TypePlan* plan = !config().disabled && host_isendrecv_releases_derived_types() &&
                                  count > 0 && buf && request && dest != MPI_PROC_NULL &&
                                  source != MPI_PROC_NULL && !device_memory(buf)
-                             ? find_plan(type)
+                             ? plan_now(type)  // a workaround: it cannot wait for the plan
                              : nullptr;
   const int64_t bytes = plan ? static_cast<int64_t>(count) * plan->plan.size() : 0;
   std::shared_ptr<const TypePlan> shared =
       plan && !plan->plan.dense() && bytes <= INT_MAX ? share_plan(type) : nullptr;
-  if (!shared)
+  if (!shared) {
+    count_host_side(count, type, dest, true);
+    count_host_side(count, type, source, false);
     return host().Isendrecv_replace(buf, count, isendrecv_send_type(type), dest, sendtag, source,
                                     recvtag, comm, request);
+  }
   Route r;
   r.plan = plan;
   r.bytes = bytes;
@@ -650,8 +735,9 @@ int isendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sen
 int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
   const Route r = message && *message != MPI_MESSAGE_NO_PROC
                       ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false, kBlocking)
-                      : Route{};
-  if (!r) return host().Mrecv(buf, count, type, message, status);
+                      : (count_host_side(count, type, MPI_PROC_NULL, false), Route{});
+  if (!r)
+    return host_call(type, r, [&] { return host().Mrecv(buf, count, type, message, status); });
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   const PackedWire wire(r.bytes);
   StatusSlot slot(status);
@@ -664,7 +750,7 @@ int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Sta
 int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
   const Route r = message && *message != MPI_MESSAGE_NO_PROC
                       ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false, kOverlapping)
-                      : Route{};
+                      : (count_host_side(count, type, MPI_PROC_NULL, false), Route{});
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host().Imrecv(buf, count, type, message, request);
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);

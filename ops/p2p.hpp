@@ -24,6 +24,15 @@ namespace loom::ops {
          !transport::self_channel(comm, peer);
 }
 
+// The common case's count, as it passes (a thread-local add): every message is counted on its
+// route (LOOM_STATS' p2p line).
+[[gnu::always_inline]] inline void count_plain_send() {
+  runtime::count(transport::kSendPlain);
+}
+[[gnu::always_inline]] inline void count_plain_recv() {
+  runtime::count(transport::kRecvPlain);
+}
+
 int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 int ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 int rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);

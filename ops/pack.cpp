@@ -1,8 +1,8 @@
 // MPI_Pack and MPI_Unpack with Loom's plans. Unusual calls (bad arguments, null buffers, a type
-// without a plan) go to the host MPI, which reports exactly the error it always would, through the
-// communicator's error handler. Too small a buffer goes to the host only if the host
-// detects it: MPICH 4.0 instead packs past `outsize`, so there Loom raises
-// MPI_ERR_TRUNCATE itself and writes nothing.
+// without a plan or not planned yet) go to the host MPI, which reports exactly the error it always
+// would, through the communicator's error handler. Too small a buffer goes to the host only if the
+// host detects it: MPICH 4.0 instead packs past `outsize`, so there Loom raises MPI_ERR_TRUNCATE
+// itself and writes nothing.
 #include <cstring>
 
 #include "exec/execute.hpp"
@@ -19,24 +19,38 @@ using namespace loom::mpi;      // NOLINT: the layers below
 
 namespace {
 
-// MPI_Pack and MPI_Unpack calls served by Loom or forwarded to the host, and Loom's bytes.
+// MPI_Pack and MPI_Unpack calls served by Loom, forwarded to the host, forwarded to the host
+// because Loom has not planned their committed type yet (lazy planning, docs/commit.md), and
+// Loom's bytes.
 const Counter kPackLoom = register_counter("pack", "MPI_Pack", "loom");
 const Counter kPackHost = register_counter("pack", "MPI_Pack", "host");
+const Counter kPackUnplanned = register_counter("pack", "MPI_Pack", "host (not planned yet)");
 const Counter kPackBytes = register_counter("pack", "MPI_Pack", "bytes");
 const Counter kUnpackLoom = register_counter("pack", "MPI_Unpack", "loom");
 const Counter kUnpackHost = register_counter("pack", "MPI_Unpack", "host");
+const Counter kUnpackUnplanned = register_counter("pack", "MPI_Unpack", "host (not planned yet)");
 const Counter kUnpackBytes = register_counter("pack", "MPI_Unpack", "bytes");
 
-enum class Route { Loom, Host, Truncate };
+enum class Route { Loom, Host, Unplanned, Truncate };
 
 // How to serve a pack or unpack of `incount` elements between a user buffer and a
-// packed buffer of `bufsize` bytes.
+// packed buffer of `bufsize` bytes. Route::Unplanned: the host's, timed for `*unplanned`.
 Route route(int incount, MPI_Datatype type, const void* user, const void* packed,
             const int* position, int bufsize, MPI_Comm comm, bool unpack, const TypePlan** plan,
-            int64_t* bytes) {
+            int64_t* bytes, UnplannedType** unplanned) {
   if (incount < 0 || !position || *position < 0 || comm == MPI_COMM_NULL || !user || !packed)
     return Route::Host;
-  *plan = find_plan(type);
+  const TypeUse use = use_type(type);
+  *plan = use.plan;
+  if (use.unplanned) {
+    // Device memory only Loom's plan can reach; a large call pays for the plan alone.
+    if (exec::device_memory(user) || exec::device_memory(packed) ||
+        worth_planning_before(*use.unplanned, incount))
+      *plan = plan_now(type);
+    else
+      *unplanned = use.unplanned;
+  }
+  if (*unplanned) return Route::Unplanned;
   if (!*plan) return Route::Host;
   *bytes = static_cast<int64_t>(incount) * (*plan)->plan.size();
   if (*bytes <= static_cast<int64_t>(bufsize) - *position) return Route::Loom;
@@ -45,6 +59,14 @@ Route route(int incount, MPI_Datatype type, const void* user, const void* packed
   if (!initialized) return Route::Host;
   const HostTruncation& h = mpi::host_truncation();
   return (unpack ? h.unpack_reports : h.pack_reports) ? Route::Host : Route::Truncate;
+}
+
+// The host's call for a type Loom has not planned yet: timed for the type's plan.
+template <typename Call>
+int host_call(MPI_Datatype type, UnplannedType* unplanned, int elements, Call&& call) {
+  UnplannedCall timed;
+  timed.add(type, unplanned, elements);
+  return timed.run(call);
 }
 
 int raise_truncate(MPI_Comm comm) {
@@ -58,10 +80,17 @@ int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, in
          int* position, MPI_Comm comm) {
   const TypePlan* plan = nullptr;
   int64_t bytes = 0;
-  switch (route(incount, datatype, inbuf, outbuf, position, outsize, comm, false, &plan, &bytes)) {
+  UnplannedType* unplanned = nullptr;
+  switch (route(incount, datatype, inbuf, outbuf, position, outsize, comm, false, &plan, &bytes,
+                &unplanned)) {
     case Route::Host:
       count(kPackHost);
       return host().Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+    case Route::Unplanned:
+      count(kPackUnplanned);
+      return host_call(datatype, unplanned, incount, [&] {
+        return host().Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+      });
     case Route::Truncate:
       return raise_truncate(comm);
     case Route::Loom:
@@ -81,10 +110,17 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
            MPI_Datatype datatype, MPI_Comm comm) {
   const TypePlan* plan = nullptr;
   int64_t bytes = 0;
-  switch (route(outcount, datatype, outbuf, inbuf, position, insize, comm, true, &plan, &bytes)) {
+  UnplannedType* unplanned = nullptr;
+  switch (route(outcount, datatype, outbuf, inbuf, position, insize, comm, true, &plan, &bytes,
+                &unplanned)) {
     case Route::Host:
       count(kUnpackHost);
       return host().Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+    case Route::Unplanned:
+      count(kUnpackUnplanned);
+      return host_call(datatype, unplanned, outcount, [&] {
+        return host().Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+      });
     case Route::Truncate:
       return raise_truncate(comm);
     case Route::Loom:

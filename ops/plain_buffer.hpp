@@ -1,6 +1,6 @@
-// The test both the point-to-point and the collective pass-through start from: a buffer whose
-// datatype is basic or contiguous (nothing to pack) in host memory, which the host's own call
-// serves as written.
+// The test the point-to-point pass-through starts from (the collectives' HostCall asks the same of
+// each side, ops/coll.hpp): a buffer whose datatype is basic or contiguous (nothing to pack) in
+// host memory, which the host's own call serves as written.
 #pragma once
 
 #include <mpi.h>
@@ -22,16 +22,6 @@ namespace loom::ops {
 // whose collectives move such an element whole (mpi::host_moves_one_run_elements_as_bytes).
 [[gnu::always_inline]] inline bool host_moves_whole(const mpi::TypePlan& plan, int64_t count) {
   return count == 1 && plan.plan.one_run() && mpi::host_moves_one_run_elements_as_bytes();
-}
-
-// One side of a uniform collective (`count` elements a block) that the host serves as written
-// as fast as Loom would: MPI_IN_PLACE, plain, or moved whole (host_moves_whole), in host memory.
-[[gnu::always_inline]] inline bool host_serves_uniform_side(const void* buf, int count,
-                                                            MPI_Datatype type) {
-  if (buf == MPI_IN_PLACE) return true;
-  const mpi::TypePlan* plan = mpi::find_plan(type);
-  return plan && (plan->plan.dense() || host_moves_whole(*plan, count)) &&
-         !exec::device_memory(buf);
 }
 
 }  // namespace loom::ops

@@ -26,17 +26,24 @@ namespace {
 
 // One-sided calls with a derived datatype on some side (contiguous ones are not counted): a copy
 // by Loom into or out of a shared window (direct), an origin packed or a get staged by Loom with
-// the host moving contiguous bytes (packed, unpacked), or the host's as written.
+// the host moving contiguous bytes (packed, unpacked), the host's as written, or the host's as
+// written because a side's committed type is not planned yet (lazy planning, docs/commit.md).
 const Counter kPutDirect = register_counter("rma", "put", "direct");
 const Counter kPutPacked = register_counter("rma", "put", "packed");
 const Counter kPutHost = register_counter("rma", "put", "host");
+const Counter kPutUnplanned = register_counter("rma", "put", "host (not planned yet)");
 const Counter kGetDirect = register_counter("rma", "get", "direct");
 const Counter kGetUnpacked = register_counter("rma", "get", "unpacked");
 const Counter kGetHost = register_counter("rma", "get", "host");
+const Counter kGetUnplanned = register_counter("rma", "get", "host (not planned yet)");
 const Counter kAccumulatePacked = register_counter("rma", "accumulate", "packed");
 const Counter kAccumulateHost = register_counter("rma", "accumulate", "host");
+const Counter kAccumulateUnplanned =
+    register_counter("rma", "accumulate", "host (not planned yet)");
 const Counter kGetAccumulatePacked = register_counter("rma", "get_accumulate", "packed");
 const Counter kGetAccumulateHost = register_counter("rma", "get_accumulate", "host");
+const Counter kGetAccumulateUnplanned =
+    register_counter("rma", "get_accumulate", "host (not planned yet)");
 const Counter kBytes = register_counter("rma", "", "bytes");
 const bool kRmaFormat =
     format_area("rma", {45, nullptr, nullptr, [] { return area_total("rma") > 0; }});
@@ -56,9 +63,23 @@ bool contiguous(const Side& s) {
   return s.plan && s.plan->plan.dense();
 }
 
-// A side Loom can move: a type it has a plan for, a positive count, host memory.
-bool servable(Side& s) {
-  s.plan = mpi::find_plan(s.type);
+// Sets a side's plan, the rule p2p and MPI_Pack follow for a committed type Loom has not planned
+// yet: planned now when this call's elements pay for the plan alone (worth_planning_before), else
+// left to the host, whose call `timed` times towards the type's plan. The origin and result sides
+// pass their buffer: device memory, which Loom's one-sided paths leave to the host, is neither
+// planned for nor timed. The target's memory is the target's (`buf` null).
+void resolve(Side& s, mpi::UnplannedCall& timed) {
+  const mpi::TypeUse use = mpi::use_type(s.type);
+  s.plan = use.plan;
+  if (!use.unplanned || (s.buf && exec::device_memory(s.buf))) return;
+  if (s.count > 0 && mpi::worth_planning_before(*use.unplanned, s.count))
+    s.plan = mpi::plan_now(s.type);
+  else
+    timed.add(s.type, use.unplanned, s.count > 0 ? s.count : 0);
+}
+
+// A side Loom can move (resolved first): a type it has a plan for, a positive count, host memory.
+bool servable(const Side& s) {
   return s.plan && s.count > 0 && s.buf && !exec::device_memory(s.buf);
 }
 
@@ -116,12 +137,14 @@ void copy_between(const Side& from, const Side& to) {
 }
 
 // How a put or get travels. `origin` and `target` have their plans set when this returns
-// anything but Host.
+// anything but Host; a side not planned yet is in `timed` (the host's call times it).
 Path choose(Window* w, Side& origin, Side& target, int target_rank, MPI_Aint target_disp,
-            char** direct_at) {
-  if (!w || target_rank == MPI_PROC_NULL || !servable(origin)) return Path::Host;
-  target.plan = mpi::find_plan(target.type);
-  if (!target.plan || target.count <= 0 || !signatures_agree(origin, target)) return Path::Host;
+            char** direct_at, mpi::UnplannedCall& timed) {
+  if (!w || target_rank == MPI_PROC_NULL) return Path::Host;
+  resolve(origin, timed);
+  resolve(target, timed);
+  if (!servable(origin) || !target.plan || target.count <= 0 || !signatures_agree(origin, target))
+    return Path::Host;
   if (w->kind() == WindowKind::Shared) {
     *direct_at = target_address(w->segment(target_rank), target_disp, *target.plan, target.count);
     return *direct_at && w->may_access(target_rank) ? Path::Direct : Path::Host;
@@ -130,10 +153,21 @@ Path choose(Window* w, Side& origin, Side& target, int target_rank, MPI_Aint tar
 }
 
 // Whether a call involves a derived datatype, and so is counted: some side's type not contiguous
-// (or not known to Loom).
+// (or not known to Loom, or not planned yet). Plans nothing.
 bool derived(MPI_Datatype type) {
   const TypePlan* plan = mpi::find_plan(type);
   return !plan || !plan->plan.dense();
+}
+
+// Counts a call the host serves as written: on `unplanned` when a side waits for its plan (its
+// time is in `timed`), else on `host` when some side is derived.
+void count_host(const mpi::UnplannedCall& timed, bool derived_side, Counter host,
+                Counter unplanned) {
+  if (config().disabled) return;
+  if (!timed.empty())
+    count(unplanned);
+  else if (derived_side)
+    count(host);
 }
 
 StagingBuffer pack_origin(const Side& origin) {
@@ -166,7 +200,8 @@ int put(const void* origin_buf, int origin_count, MPI_Datatype origin_type, int 
   Side origin{origin_buf, origin_count, origin_type};
   Side target{nullptr, target_count, target_type};
   char* at = nullptr;
-  switch (choose(w, origin, target, target_rank, target_disp, &at)) {
+  mpi::UnplannedCall timed;
+  switch (choose(w, origin, target, target_rank, target_disp, &at, timed)) {
     case Path::Direct: {
       target.buf = at;
       copy_between(origin, target);
@@ -188,9 +223,11 @@ int put(const void* origin_buf, int origin_count, MPI_Datatype origin_type, int 
     case Path::Host:
       break;
   }
-  if (!config().disabled && (derived(origin_type) || derived(target_type))) count(kPutHost);
-  return host().Put(origin_buf, origin_count, origin_type, target_rank, target_disp, target_count,
-                    target_type, win);
+  count_host(timed, derived(origin_type) || derived(target_type), kPutHost, kPutUnplanned);
+  return timed.run([&] {
+    return host().Put(origin_buf, origin_count, origin_type, target_rank, target_disp, target_count,
+                      target_type, win);
+  });
 }
 
 int get(void* origin_buf, int origin_count, MPI_Datatype origin_type, int target_rank,
@@ -199,7 +236,8 @@ int get(void* origin_buf, int origin_count, MPI_Datatype origin_type, int target
   Side origin{origin_buf, origin_count, origin_type};
   Side target{nullptr, target_count, target_type};
   char* at = nullptr;
-  switch (choose(w, origin, target, target_rank, target_disp, &at)) {
+  mpi::UnplannedCall timed;
+  switch (choose(w, origin, target, target_rank, target_disp, &at, timed)) {
     case Path::Direct: {
       target.buf = at;
       // Whatever the epoch's opening made visible is what Loom's loads see.
@@ -224,9 +262,11 @@ int get(void* origin_buf, int origin_count, MPI_Datatype origin_type, int target
     case Path::Host:
       break;
   }
-  if (!config().disabled && (derived(origin_type) || derived(target_type))) count(kGetHost);
-  return host().Get(origin_buf, origin_count, origin_type, target_rank, target_disp, target_count,
-                    target_type, win);
+  count_host(timed, derived(origin_type) || derived(target_type), kGetHost, kGetUnplanned);
+  return timed.run([&] {
+    return host().Get(origin_buf, origin_count, origin_type, target_rank, target_disp, target_count,
+                      target_type, win);
+  });
 }
 
 // Accumulates: the host applies the operation (and keeps its element-wise atomicity) on every
@@ -237,9 +277,12 @@ int accumulate(const void* origin_buf, int origin_count, MPI_Datatype origin_typ
   Window* w = rma::find_window(win);
   Side origin{origin_buf, origin_count, origin_type};
   Side target{nullptr, target_count, target_type};
-  if (w && target_rank != MPI_PROC_NULL && servable(origin) && !contiguous(origin)) {
-    target.plan = mpi::find_plan(target_type);
-    if (target.plan && target.count > 0 && signatures_agree(origin, target)) {
+  mpi::UnplannedCall timed;
+  if (w && target_rank != MPI_PROC_NULL) {
+    resolve(origin, timed);
+    resolve(target, timed);
+    if (servable(origin) && !contiguous(origin) && target.plan && target.count > 0 &&
+        signatures_agree(origin, target)) {
       StagingBuffer packed = pack_origin(origin);
       const int rc = host().Accumulate(packed.data(), basic_elements(*origin.plan, origin.bytes()),
                                        origin.plan->basic_type, target_rank, target_disp,
@@ -250,9 +293,12 @@ int accumulate(const void* origin_buf, int origin_count, MPI_Datatype origin_typ
       return rc;
     }
   }
-  if (!config().disabled && (derived(origin_type) || derived(target_type))) count(kAccumulateHost);
-  return host().Accumulate(origin_buf, origin_count, origin_type, target_rank, target_disp,
-                           target_count, target_type, op, win);
+  count_host(timed, derived(origin_type) || derived(target_type), kAccumulateHost,
+             kAccumulateUnplanned);
+  return timed.run([&] {
+    return host().Accumulate(origin_buf, origin_count, origin_type, target_rank, target_disp,
+                             target_count, target_type, op, win);
+  });
 }
 
 // A get-accumulate's origin is packed at the call when it is non-contiguous, and its result lands
@@ -266,9 +312,14 @@ int get_accumulate(const void* origin_buf, int origin_count, MPI_Datatype origin
   Side result{result_buf, result_count, result_type};
   Side target{nullptr, target_count, target_type};
   const bool reads_origin = op != MPI_NO_OP;
+  mpi::UnplannedCall timed;
+  if (w && target_rank != MPI_PROC_NULL) {
+    resolve(result, timed);
+    if (reads_origin) resolve(origin, timed);
+    resolve(target, timed);
+  }
   if (w && target_rank != MPI_PROC_NULL && servable(result) &&
       (!reads_origin || servable(origin))) {
-    target.plan = mpi::find_plan(target_type);
     const bool pack = reads_origin && !contiguous(origin);
     const bool land = !contiguous(result);
     std::shared_ptr<const TypePlan> shared = land ? mpi::share_plan(result_type) : nullptr;
@@ -305,12 +356,14 @@ int get_accumulate(const void* origin_buf, int origin_count, MPI_Datatype origin
       return rc;
     }
   }
-  if (!config().disabled &&
-      ((reads_origin && derived(origin_type)) || derived(result_type) || derived(target_type)))
-    count(kGetAccumulateHost);
-  return host().Get_accumulate(origin_buf, origin_count, origin_type, result_buf, result_count,
-                               result_type, target_rank, target_disp, target_count, target_type, op,
-                               win);
+  count_host(timed,
+             (reads_origin && derived(origin_type)) || derived(result_type) || derived(target_type),
+             kGetAccumulateHost, kGetAccumulateUnplanned);
+  return timed.run([&] {
+    return host().Get_accumulate(origin_buf, origin_count, origin_type, result_buf, result_count,
+                                 result_type, target_rank, target_disp, target_count, target_type,
+                                 op, win);
+  });
 }
 
 int rput(const void* origin, int origin_count, MPI_Datatype origin_type, int target_rank,

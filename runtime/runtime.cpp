@@ -22,6 +22,8 @@ constexpr base::EnvVar kSharedCollectives{
     "0: same-node neighbourhood all-to-alls use the host's; 1: Loom's window for every one"};
 constexpr base::EnvVar kOnline{"LOOM_ONLINE", "1", "0: no online trials; the model alone decides"};
 constexpr base::EnvVar kSelf{"LOOM_SELF", "1", "0: messages to oneself go through the host"};
+constexpr base::EnvVar kPlan{"LOOM_PLAN", "lazy",
+                             "eager: plan every derived type at its first use (tests, benchmarks)"};
 constexpr base::EnvVar kIsa{"LOOM_ISA", "best available", "scalar, avx2 or avx512 pack kernels"};
 
 Config read_config() {
@@ -40,6 +42,12 @@ Config read_config() {
   }
   c.online = base::read_flag(kOnline, true);
   c.self_channel = base::read_flag(kSelf, true);
+  if (const char* plan = base::read(kPlan)) {
+    if (std::strcmp(plan, "eager") == 0)
+      c.plan_eagerly = true;
+    else if (std::strcmp(plan, "lazy") != 0)
+      base::warn_bad_value(kPlan, plan, "is not one of lazy, eager", "using lazy");
+  }
   c.isa = pack::best_isa();
   if (const char* isa = base::read(kIsa)) {
     pack::Isa requested;

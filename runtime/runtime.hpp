@@ -21,6 +21,9 @@ struct Config {
   pack::Isa isa = pack::Isa::Scalar;  // LOOM_ISA=scalar|avx2|avx512, default: best available
   bool online = true;                 // LOOM_ONLINE=0: blocking messages follow the model alone
   bool self_channel = true;           // LOOM_SELF=0: a process's messages to itself go to the host
+  // LOOM_PLAN=eager: every committed type planned at its first use; lazy (the default): once its
+  // host time pays for the plan (mpi/type_registry.hpp, docs/commit.md).
+  bool plan_eagerly = false;
   // LOOM_SHARED_COLLECTIVES=0, auto (the default) or 1.
   SharedCollectives shared_collectives = SharedCollectives::WherePays;
 };

@@ -18,13 +18,23 @@ struct TypePlan;
 
 namespace loom::transport {
 
-// Point-to-point calls with a derived datatype (contiguous ones are not counted): packed by Loom
-// and sent as MPI_PACKED or staged and unpacked by Loom, or left to the host; Loom's bytes.
+// Every point-to-point send and receive, by route: packed by Loom and sent as MPI_PACKED, or
+// staged and unpacked by Loom; a derived datatype left to the host's datatype engine (the model's
+// choice, or no plan possible); a committed type Loom has not planned yet, which the host serves
+// as written while its host time adds up towards its plan (lazy planning, docs/commit.md);
+// nothing to pack (a basic or contiguous datatype, an empty message, MPI_PROC_NULL). Then Loom's
+// bytes. Messages to oneself that the self channel delivers count in its own group.
 inline const runtime::Counter kSendPacked = runtime::register_counter("p2p", "send", "packed");
 inline const runtime::Counter kSendHost = runtime::register_counter("p2p", "send", "host");
+inline const runtime::Counter kSendUnplanned =
+    runtime::register_counter("p2p", "send", "host (not planned yet)");
+inline const runtime::Counter kSendPlain = runtime::register_counter("p2p", "send", "plain");
 inline const runtime::Counter kSendBytes = runtime::register_counter("p2p", "send", "bytes");
 inline const runtime::Counter kRecvUnpacked = runtime::register_counter("p2p", "recv", "unpacked");
 inline const runtime::Counter kRecvHost = runtime::register_counter("p2p", "recv", "host");
+inline const runtime::Counter kRecvUnplanned =
+    runtime::register_counter("p2p", "recv", "host (not planned yet)");
+inline const runtime::Counter kRecvPlain = runtime::register_counter("p2p", "recv", "plain");
 inline const runtime::Counter kRecvBytes = runtime::register_counter("p2p", "recv", "bytes");
 inline const bool kP2pFormat = runtime::format_area("p2p", {30});
 

@@ -5,6 +5,9 @@
 //                                       and a seeded random type corpus
 //   mpiexec -n 2 commit-cost --churn    a ping-pong whose type is freed and created again
 //                                       every 20 messages, against one type made once
+//   mpiexec -n 2 commit-cost --unplanned
+//                                       what Loom adds to a call it leaves to the host because
+//                                       the call's type is not planned yet (MPI_Pack, ping-pong)
 //
 // Each commit is timed alone on a fresh copy of the type (MPI_Type_create_resized of a
 // committed original: the same typemap, not yet committed), and the median of many is kept.
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "bench/common/type_corpus.hpp"
+#include "loom/loom.h"
 
 namespace {
 
@@ -334,17 +338,104 @@ int run_churn(bool quick) {
   return 0;
 }
 
+// Times each of `calls` calls of one element of a type made for them (an indexed-block type of
+// `blocks` ints, made and freed around them, outside the time), appending seconds per call to
+// `out`: MPI_Pack on each rank alone, or (`pingpong`) a round trip of MPI_Send/MPI_Recv between
+// ranks 0 and 1, half of it. Each batch's type has new displacements (`batch` swaps two), as a
+// particle code's exchange rebuilt every step: the same outline, other contents.
+void unplanned_batch(const Api& api, int rank, int blocks, int calls, bool pingpong, int batch,
+                     std::vector<double>* out) {
+  std::vector<int> displacements(static_cast<size_t>(blocks));
+  for (int i = 0; i < blocks; ++i) displacements[static_cast<size_t>(i)] = 2 * i;
+  std::swap(displacements[static_cast<size_t>(batch % blocks)],
+            displacements[static_cast<size_t>((batch / blocks + batch + 1) % blocks)]);
+  std::vector<int> user(static_cast<size_t>(2 * blocks), 7);
+  std::vector<char> packed(static_cast<size_t>(blocks) * sizeof(int));
+  MPI_Datatype t;
+  MPI_Type_create_indexed_block(blocks, 1, displacements.data(), MPI_INT, &t);
+  api.commit(&t);
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int c = 0; c < calls; ++c) {
+    const double start = now();
+    if (!pingpong) {
+      int position = 0;
+      api.pack(user.data(), 1, t, packed.data(), static_cast<int>(packed.size()), &position,
+               MPI_COMM_SELF);
+    } else if (rank == 0) {
+      api.send(user.data(), 1, t, 1, 0, MPI_COMM_WORLD);
+      api.recv(user.data(), 1, t, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+      api.recv(user.data(), 1, t, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      api.send(user.data(), 1, t, 0, 0, MPI_COMM_WORLD);
+    }
+    out->push_back((now() - start) / (pingpong ? 2 : 1));
+  }
+  api.free(&t);
+}
+
+// What Loom adds to a call it leaves to the host because the call's type is not planned yet
+// (docs/commit.md, "Lazy planning"). Each type lives 100 calls, far below what would pay for its
+// plan, so Loom's calls all take the unplanned path; batches alternate host, Loom, Loom, host.
+// Each call is timed alone: the minimum is the cost on a warm, undisturbed core (what Loom's own
+// instructions add), the median what a loaded machine made of it.
+int run_unplanned(bool quick) {
+  int rank = 0, ranks = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const int batches = quick ? 20 : 200, calls = 100;
+  uint64_t planned_before = 0, planned_after = 0, reused = 0;
+  loom_get_counter("types.planning.decoded", &planned_before);
+  loom_get_counter("types.planning.reused", &reused);
+  planned_before += reused;
+  if (rank == 0)
+    std::printf("per call, ns (%d calls each)                      %9s %9s %9s %9s %9s %9s\n",
+                batches * calls, "host min", "loom min", "added", "host med", "loom med", "added");
+  for (const bool pingpong : {false, true}) {
+    if (pingpong && ranks < 2) break;
+    for (const int blocks : {16, 256}) {
+      std::vector<double> host, loom;
+      for (int b = 0; b < batches; ++b)
+        for (int k = 0; k < 2; ++k) {
+          const bool use_host = (k == 0) == (b % 2 == 0);
+          unplanned_batch(use_host ? host_api() : loom_api(), rank, blocks, calls, pingpong, b,
+                          use_host ? &host : &loom);
+        }
+      const double h_min = *std::min_element(host.begin(), host.end());
+      const double l_min = *std::min_element(loom.begin(), loom.end());
+      const double h = median(host), l = median(loom);
+      if (rank == 0) {
+        char what[96];
+        std::snprintf(what, sizeof what, "%s, indexed_block(%d x 1 int)",
+                      pingpong ? "MPI_Send/MPI_Recv one way" : "MPI_Pack", blocks);
+        std::printf("%-48s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", what, h_min * 1e9, l_min * 1e9,
+                    (l_min - h_min) * 1e9, h * 1e9, l * 1e9, (l - h) * 1e9);
+      }
+    }
+  }
+  loom_get_counter("types.planning.decoded", &planned_after);
+  loom_get_counter("types.planning.reused", &reused);
+  planned_after += reused;
+  if (rank == 0 && planned_after != planned_before)
+    std::printf(
+        "note: Loom planned %llu of these types (their host time paid for a plan): the "
+        "figures mix both paths\n",
+        static_cast<unsigned long long>(planned_after - planned_before));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, churn = false;
+  bool quick = false, churn = false, unplanned = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick"))
       quick = true;
     else if (!std::strcmp(argv[i], "--churn"))
       churn = true;
+    else if (!std::strcmp(argv[i], "--unplanned"))
+      unplanned = true;
     else {
-      std::fprintf(stderr, "usage: commit-cost [--quick] [--churn]\n");
+      std::fprintf(stderr, "usage: commit-cost [--quick] [--churn | --unplanned]\n");
       return 2;
     }
   }
@@ -354,6 +445,8 @@ int main(int argc, char** argv) {
   int rc = 0;
   if (churn)
     rc = run_churn(quick);
+  else if (unplanned)
+    rc = run_unplanned(quick);
   else if (rank == 0)
     rc = run_commits(quick);
   MPI_Finalize();

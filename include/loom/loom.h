@@ -20,19 +20,25 @@ typedef struct loom_stats {
   uint64_t pack_bytes_loom; /* packed bytes produced by Loom */
   uint64_t unpack_bytes_loom;
   uint64_t types_committed;   /* MPI_Type_commit calls seen */
-  uint64_t types_accelerated; /* ... of which Loom built a plan for, on first use */
+  uint64_t types_accelerated; /* ... of which Loom built a plan for (docs/commit.md: once the
+                                 type's host time paid for it, or at first use with
+                                 LOOM_PLAN=eager) */
   double pack_seconds;        /* time inside Loom pack kernels (LOOM_STATS=1 only) */
   double unpack_seconds;
-  /* Point-to-point calls with a derived datatype (contiguous types are not counted). */
+  /* Point-to-point calls. Every call is counted on one route; besides these fields, by name
+   * (loom_get_counter): "p2p.send.plain" (nothing to pack: a basic or contiguous type, an empty
+   * message, MPI_PROC_NULL) and "p2p.send.host_(not_planned_yet)" (a committed type Loom has not
+   * planned yet, served by the host as written), and the same for "p2p.recv". */
   uint64_t send_packed;       /* sends Loom packed and sent as MPI_PACKED */
-  uint64_t send_host;         /* sends left to the host's datatype engine */
+  uint64_t send_host;         /* sends of a derived type left to the host's datatype engine */
   uint64_t send_packed_bytes; /* packed bytes of those sends */
   uint64_t recv_unpacked;     /* receives staged as MPI_PACKED and unpacked by Loom */
   uint64_t recv_host;
   uint64_t recv_unpacked_bytes;
-  /* Collectives with a derived datatype on this rank. */
+  /* Collectives on this rank ("collectives.plain" and "collectives.host_(not_planned_yet)" by
+   * name, as for point-to-point). */
   uint64_t collective_packed; /* Loom packed or unpacked this rank's data */
-  uint64_t collective_host;   /* left to the host with the user's datatypes */
+  uint64_t collective_host;   /* left to the host with the user's derived datatypes */
   uint64_t collective_packed_bytes;
   /* Blocking neighbourhood all-to-alls moved through Loom's same-node shared-memory window
    * (any datatypes; the rest of the collectives run on the host, on bytes or as written). */
@@ -77,7 +83,9 @@ typedef struct loom_stats {
 
 /* 1 when the interposer is loaded and not disabled by LOOM_DISABLE=1. */
 int loom_is_active(void);
-/* 1 when MPI_Pack/MPI_Unpack on this datatype run in Loom's engine, 0 when they go to the host. */
+/* 1 when MPI_Pack/MPI_Unpack on this datatype run in Loom's engine, 0 when they go to the host.
+ * A committed type Loom has not planned yet is planned by this query (as by loom_type_describe
+ * and loom_method_for). */
 int loom_type_is_accelerated(MPI_Datatype type);
 /* Writes a one-line description of Loom's plan for the type into buf (always NUL-terminated).
  * Returns the length the full description needs. */

@@ -64,9 +64,13 @@ TEST_P(NoPlanOnOneRank, SameBytesAsHost) {
 TEST_P(LargeCountForms, SameBytesAsHostAndThroughLoomAsTheClassicForms) {
 #if MPI_VERSION >= 4
   const auto [kind, form] = GetParam();
+  // Every route of a derived-type call, the host's for a type not planned yet included (lazy
+  // planning: the vector type may be planned between the two forms' calls).
   const auto through_loom = [] {
     const loom_stats s = stats_now();
-    return s.collective_packed + s.collective_host + s.collective_shared;
+    uint64_t unplanned = 0;
+    EXPECT_EQ(loom_get_counter("collectives.host_(not_planned_yet)", &unplanned), 1);
+    return s.collective_packed + s.collective_host + s.collective_shared + unplanned;
   };
   for (Mode mode : {Mode::Derived, Mode::MixedRanks}) {
     uint64_t seen[2] = {0, 0};  // classic, large-count

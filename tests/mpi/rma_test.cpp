@@ -404,6 +404,157 @@ TEST(Rma, DerivedCallsTookLoomsRoutes) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Lazy planning (docs/commit.md; run without LOOM_PLAN=eager): a committed type Loom has not
+// planned yet reaches the host as written, counted on the "host (not planned yet)" routes, and is
+// planned once its host time pays for the plan. Rank 0 acts on rank 1's window under passive
+// target synchronisation.
+
+uint64_t counter(const std::string& name) {
+  uint64_t value = 0;
+  EXPECT_EQ(loom_get_counter(name.c_str(), &value), 1) << name;
+  return value;
+}
+
+// Every route of one operation's counter line.
+uint64_t calls_counted(const char* op) {
+  uint64_t total = 0;
+  for (const char* route : {"direct", "packed", "unpacked", "host", "host_(not_planned_yet)"}) {
+    const std::string name = std::string("rma.") + op + "." + route;
+    uint64_t value = 0;
+    if (loom_get_counter(name.c_str(), &value) == 1) total += value;
+  }
+  return total;
+}
+
+uint64_t types_planned() {
+  return counter("types.planning.decoded") + counter("types.planning.reused");
+}
+
+// Rank 1's window set to a pattern, seen by rank 0's next epoch.
+void fill_window(TestWindow& w) {
+  if (g_rank == 1)
+    for (int i = 0; i < kWindowFloats; ++i) w.base[i] = static_cast<float>(-1 - i);
+  PMPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Rank 0: a put, a get, an accumulate and a get-accumulate of `type` on rank 1's window through
+// `api`, one lock epoch each. `got` and `result` receive the get's and the get-accumulate's data.
+void each_operation(const Api& api, TestWindow& w, MPI_Datatype type, const float* origin,
+                    float* got, float* result) {
+  if (g_rank != 0) return;
+  const auto epoch = [&](auto&& op) {
+    ASSERT_EQ(api.lock(MPI_LOCK_EXCLUSIVE, 1, 0, w.win), MPI_SUCCESS);
+    EXPECT_EQ(op(), MPI_SUCCESS);
+    ASSERT_EQ(api.unlock(1, w.win), MPI_SUCCESS);
+  };
+  epoch([&] { return api.put(origin, 1, type, 1, w.disp(1, 0), 1, type, w.win); });
+  epoch([&] { return api.get(got, 1, type, 1, w.disp(1, 0), 1, type, w.win); });
+  epoch([&] { return api.accumulate(origin, 1, type, 1, w.disp(1, 0), 1, type, MPI_SUM, w.win); });
+  epoch([&] {
+    return api.get_accumulate(origin, 1, type, result, 1, type, 1, w.disp(1, 0), 1, type, MPI_SUM,
+                              w.win);
+  });
+}
+
+// A fresh indexed type of many blocks used once per operation: its description alone makes its
+// plan cost more than these calls, so Loom does no work on it, counts every call, and the host's
+// results are Loom's.
+TEST(RmaLazy, TypeUsedOnceReachesTheHostAsWritten) {
+  if (g_size < 2) GTEST_SKIP() << "needs 2 ranks";
+  MPI_Datatype type = Types::irregular(4096);
+  MPI_Type_commit(&type);
+  const int span = span_floats(type);
+  ASSERT_LE(span, kWindowFloats);
+  std::vector<float> origin(static_cast<size_t>(span));
+  for (int i = 0; i < span; ++i) origin[static_cast<size_t>(i)] = static_cast<float>(i) + 0.5f;
+  std::vector<float> got_host(origin.size(), 0), result_host(origin.size(), 0),
+      got_loom(origin.size(), 0), result_loom(origin.size(), 0);
+  TestWindow host_window(kHost, Kind::Allocated), loom_window(kLoom, Kind::Allocated);
+  fill_window(host_window);
+  fill_window(loom_window);
+  const uint64_t planned_before = types_planned();
+  uint64_t unplanned_before[4], counted_before[4];
+  const char* const kOps[] = {"put", "get", "accumulate", "get_accumulate"};
+  for (int i = 0; i < 4; ++i) {
+    unplanned_before[i] = counter(std::string("rma.") + kOps[i] + ".host_(not_planned_yet)");
+    counted_before[i] = calls_counted(kOps[i]);
+  }
+  each_operation(kHost, host_window, type, origin.data(), got_host.data(), result_host.data());
+  each_operation(kLoom, loom_window, type, origin.data(), got_loom.data(), result_loom.data());
+  PMPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(types_planned() - planned_before, 0u) << "Loom planned a type used once";
+  const uint64_t calls = g_rank == 0 ? 1 : 0;
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(kOps[i]);
+    EXPECT_EQ(
+        counter(std::string("rma.") + kOps[i] + ".host_(not_planned_yet)") - unplanned_before[i],
+        calls);
+    EXPECT_EQ(calls_counted(kOps[i]) - counted_before[i], calls);
+  }
+  EXPECT_EQ(got_loom, got_host);
+  EXPECT_EQ(result_loom, result_host);
+  if (g_rank == 1) {
+    EXPECT_EQ(std::memcmp(loom_window.base, host_window.base, kWindowFloats * sizeof(float)), 0);
+  }
+  bool moved = false;
+  for (int i = 0; i < span && !moved; ++i) moved = got_host[static_cast<size_t>(i)] != 0;
+  if (g_rank == 0) {
+    EXPECT_TRUE(moved) << "the host's get moved nothing";
+  }
+  MPI_Type_free(&type);
+}
+
+// A vector type used for long: its puts reach the host, timed, until its plan pays; then Loom
+// packs its origin, and the target's memory holds what was put.
+TEST(RmaLazy, LongLivedTypeIsPlannedOnceItPays) {
+  if (g_size < 2) GTEST_SKIP() << "needs 2 ranks";
+  constexpr int kBlocks = 128;
+  MPI_Datatype type;
+  MPI_Type_vector(kBlocks, 1, 2, MPI_FLOAT, &type);
+  MPI_Type_commit(&type);
+  std::vector<float> origin(2 * kBlocks);
+  for (int i = 0; i < 2 * kBlocks; ++i)
+    origin[static_cast<size_t>(i)] = static_cast<float>(i) + 0.5f;
+  TestWindow w(kLoom, Kind::Allocated);
+  fill_window(w);
+  const uint64_t planned_before = types_planned(), counted_before = calls_counted("put"),
+                 unplanned_before = counter("rma.put.host_(not_planned_yet)");
+  int puts = 0, planned = 0;
+  if (g_rank == 0) {
+    constexpr int kMostPuts = 20000;
+    ASSERT_EQ(MPI_Win_lock_all(0, w.win), MPI_SUCCESS);
+    while (!planned && puts < kMostPuts) {
+      ASSERT_EQ(MPI_Put(origin.data(), 1, type, 1, w.disp(1, 0), 1, type, w.win), MPI_SUCCESS);
+      ASSERT_EQ(MPI_Win_flush(1, w.win), MPI_SUCCESS);
+      ++puts;
+      planned = types_planned() > planned_before;
+    }
+    ASSERT_EQ(MPI_Win_unlock_all(w.win), MPI_SUCCESS);
+    std::printf("planned after %d puts\n", puts);
+    EXPECT_TRUE(planned) << "not planned after " << puts << " puts";
+    EXPECT_GE(counter("rma.put.host_(not_planned_yet)") - unplanned_before, 2u)
+        << "planned at its first use";
+    // Fresh data through the plan, which Loom packs.
+    for (int i = 0; i < 2 * kBlocks; ++i) origin[static_cast<size_t>(i)] += 1000;
+    const uint64_t packed_before = counter("rma.put.packed");
+    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, w.win), MPI_SUCCESS);
+    EXPECT_EQ(MPI_Put(origin.data(), 1, type, 1, w.disp(1, 0), 1, type, w.win), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_unlock(1, w.win), MPI_SUCCESS);
+    ++puts;
+    EXPECT_EQ(counter("rma.put.packed") - packed_before, 1u);
+    EXPECT_EQ(calls_counted("put") - counted_before, static_cast<uint64_t>(puts));
+  }
+  PMPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 1) {
+    for (int i = 0; i < 2 * kBlocks; ++i)
+      ASSERT_EQ(w.base[i],
+                i % 2 == 0 ? static_cast<float>(i) + 1000.5f : static_cast<float>(-1 - i))
+          << "float " << i;
+  }
+  MPI_Type_free(&type);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Bad input: the same erroneous call through Loom and through the host gives one error class.
 
 int error_class(int rc) {

@@ -1,0 +1,308 @@
+// Lazy planning (docs/commit.md): a committed type Loom has not planned yet reaches the host as
+// written, with no Loom work on its contents, until its host time pays for its plan; every message
+// is counted on its route whatever its address form. Two ranks; each case compares the bytes
+// received through Loom (MPI_*) with the same exchange through the host (PMPI_*).
+//
+// --mode lazy (the default planning) checks that types used once and types rebuilt every step
+// are never decoded, and that a long-lived type is planned once its host time passes its budget;
+// --mode pack (LOOM_METHOD=pack, every type planned at its first use and packed by Loom) checks
+// that Loom serves the same exchanges, absolute addresses from MPI_BOTTOM included.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "loom/loom.h"
+#include "tests/mpi/gtest_mpi.hpp"
+
+namespace {
+
+std::string mode = "lazy";
+
+bool lazy() {
+  return mode == "lazy";
+}
+
+uint64_t counter(const char* name) {
+  uint64_t value = 0;
+  EXPECT_EQ(loom_get_counter(name, &value), 1) << name;
+  return value;
+}
+
+// Loom's counters a case looks at, read before and after it.
+struct Counters {
+  uint64_t decoded, reused, freed_unplanned, sends, recvs, send_unplanned, recv_unplanned,
+      send_packed, recv_unpacked;
+  static Counters now() {
+    Counters c;
+    c.decoded = counter("types.planning.decoded");
+    c.reused = counter("types.planning.reused");
+    c.freed_unplanned = counter("types.not_planned.freed");
+    c.send_unplanned = counter("p2p.send.host_(not_planned_yet)");
+    c.recv_unplanned = counter("p2p.recv.host_(not_planned_yet)");
+    c.send_packed = counter("p2p.send.packed");
+    c.recv_unpacked = counter("p2p.recv.unpacked");
+    c.sends =
+        c.send_packed + counter("p2p.send.host") + c.send_unplanned + counter("p2p.send.plain");
+    c.recvs =
+        c.recv_unpacked + counter("p2p.recv.host") + c.recv_unplanned + counter("p2p.recv.plain");
+    return c;
+  }
+  Counters since(const Counters& before) const {
+    Counters d;
+    d.decoded = decoded - before.decoded;
+    d.reused = reused - before.reused;
+    d.freed_unplanned = freed_unplanned - before.freed_unplanned;
+    d.sends = sends - before.sends;
+    d.recvs = recvs - before.recvs;
+    d.send_unplanned = send_unplanned - before.send_unplanned;
+    d.recv_unplanned = recv_unplanned - before.recv_unplanned;
+    d.send_packed = send_packed - before.send_packed;
+    d.recv_unpacked = recv_unpacked - before.recv_unpacked;
+    return d;
+  }
+};
+
+int rank_of_world() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+using SendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
+using RecvFn = int (*)(void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status*);
+
+// One round trip of `send_type` from `send_buf` and `recv_type` into `recv_buf`: rank 0 sends
+// first. Through Loom, or through the host (`host`).
+void round_trip(bool host, const void* send_buf, MPI_Datatype send_type, void* recv_buf,
+                MPI_Datatype recv_type) {
+  const SendFn send = host ? PMPI_Send : MPI_Send;
+  const RecvFn recv = host ? PMPI_Recv : MPI_Recv;
+  const int rank = rank_of_world(), peer = 1 - rank;
+  if (rank == 0) {
+    ASSERT_EQ(send(send_buf, 1, send_type, peer, 7, MPI_COMM_WORLD), MPI_SUCCESS);
+    ASSERT_EQ(recv(recv_buf, 1, recv_type, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              MPI_SUCCESS);
+  } else {
+    ASSERT_EQ(recv(recv_buf, 1, recv_type, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              MPI_SUCCESS);
+    ASSERT_EQ(send(send_buf, 1, send_type, peer, 7, MPI_COMM_WORLD), MPI_SUCCESS);
+  }
+}
+
+std::vector<double> pattern(size_t n, double seed) {
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = seed + static_cast<double>(i) * 0.25;
+  return v;
+}
+
+// A type used for one message on each side: an indexed type of many blocks, whose description
+// alone makes its plan cost more than the message.
+TEST(LazyPlanning, TypeUsedOnceReachesTheHostAsWritten) {
+  const int blocks = 4096;
+  std::vector<int> displacements(blocks);
+  for (int i = 0; i < blocks; ++i) displacements[i] = 3 * i + (i % 2);
+  const std::vector<double> send = pattern(3 * blocks + 2, 1 + rank_of_world());
+  std::vector<double> through_loom(send.size(), -1), through_host(send.size(), -1);
+  const Counters before = Counters::now();
+  for (bool host : {false, true}) {
+    MPI_Datatype type;
+    MPI_Type_create_indexed_block(blocks, 1, displacements.data(), MPI_DOUBLE, &type);
+    MPI_Type_commit(&type);
+    round_trip(host, send.data(), type, (host ? through_host : through_loom).data(), type);
+    MPI_Type_free(&type);
+  }
+  const Counters d = Counters::now().since(before);
+  EXPECT_EQ(through_loom, through_host);
+  EXPECT_EQ(d.sends, 1u);
+  EXPECT_EQ(d.recvs, 1u);
+  if (lazy()) {
+    EXPECT_EQ(d.decoded + d.reused, 0u) << "Loom planned a type used once";
+    EXPECT_EQ(d.send_unplanned, 1u);
+    EXPECT_EQ(d.recv_unplanned, 1u);
+    EXPECT_EQ(d.freed_unplanned, 2u);  // Loom's copy and the host's
+  } else {
+    EXPECT_EQ(d.send_packed, 1u);
+    EXPECT_EQ(d.recv_unpacked, 1u);
+  }
+}
+
+// A particle code's exchange (issue-sized pattern, small n): per step, the atoms that left are
+// new, so the send type is rebuilt: a struct of six indexed-block types at absolute addresses,
+// sent from MPI_BOTTOM; the receive side a struct of contiguous types, also from MPI_BOTTOM.
+struct Particles {
+  static constexpr int kAtomsPerExchanged = 4;
+  int n;
+  std::vector<double> x, v, f, q, t, m;        // what this rank holds
+  std::vector<double> rx, rv, rf, rq, rt, rm;  // what it receives, per path
+  explicit Particles(int exchanged, double seed)
+      : n(exchanged),
+        x(pattern(3 * kAtomsPerExchanged * exchanged, seed)),
+        v(pattern(3 * kAtomsPerExchanged * exchanged, seed + 1)),
+        f(pattern(3 * kAtomsPerExchanged * exchanged, seed + 2)),
+        q(pattern(kAtomsPerExchanged * exchanged, seed + 3)),
+        t(pattern(kAtomsPerExchanged * exchanged, seed + 4)),
+        m(pattern(kAtomsPerExchanged * exchanged, seed + 5)),
+        rx(3 * exchanged),
+        rv(3 * exchanged),
+        rf(3 * exchanged),
+        rq(exchanged),
+        rt(exchanged),
+        rm(exchanged) {}
+
+  // The send type of step `step`, committed (its inner types freed) and the receive type.
+  void types(int step, MPI_Datatype* send, MPI_Datatype* recv) {
+    std::vector<int> d1, d3;
+    unsigned seed = 12345u + 977u * static_cast<unsigned>(step);
+    const int atoms = kAtomsPerExchanged * n;
+    for (int i = 0; i < atoms && static_cast<int>(d1.size()) < n; ++i) {
+      seed = seed * 1103515245u + 12345u;
+      if ((seed >> 16) % 4 == 0 || atoms - i == n - static_cast<int>(d1.size())) {
+        d1.push_back(i);
+        d3.push_back(3 * i);
+      }
+    }
+    MPI_Datatype ib1, ib3, c1, c3;
+    MPI_Type_create_indexed_block(n, 1, d1.data(), MPI_DOUBLE, &ib1);
+    MPI_Type_create_indexed_block(n, 3, d3.data(), MPI_DOUBLE, &ib3);
+    const int lengths[6] = {1, 1, 1, 1, 1, 1};
+    MPI_Aint at[6];
+    const double* arrays[6] = {x.data(), v.data(), f.data(), q.data(), t.data(), m.data()};
+    for (int k = 0; k < 6; ++k) MPI_Get_address(arrays[k], &at[k]);
+    const MPI_Datatype members[6] = {ib3, ib3, ib3, ib1, ib1, ib1};
+    MPI_Type_create_struct(6, lengths, at, members, send);
+    MPI_Type_commit(send);
+    MPI_Type_free(&ib1);
+    MPI_Type_free(&ib3);
+    MPI_Type_contiguous(n, MPI_DOUBLE, &c1);
+    MPI_Type_contiguous(3 * n, MPI_DOUBLE, &c3);
+    double* received[6] = {rx.data(), rv.data(), rf.data(), rq.data(), rt.data(), rm.data()};
+    for (int k = 0; k < 6; ++k) MPI_Get_address(received[k], &at[k]);
+    const MPI_Datatype parts[6] = {c3, c3, c3, c1, c1, c1};
+    MPI_Type_create_struct(6, lengths, at, parts, recv);
+    MPI_Type_commit(recv);
+    MPI_Type_free(&c1);
+    MPI_Type_free(&c3);
+  }
+
+  std::vector<double> received() const {
+    std::vector<double> all;
+    for (const auto* r : {&rx, &rv, &rf, &rq, &rt, &rm})
+      all.insert(all.end(), r->begin(), r->end());
+    return all;
+  }
+};
+
+TEST(LazyPlanning, TypesRebuiltEveryStepReachTheHostAsWritten) {
+  const int steps = 4, trips = 20;
+  Particles p(300, 10.0 * (1 + rank_of_world()));
+  const Counters before = Counters::now();
+  for (int step = 0; step < steps; ++step) {
+    std::vector<double> through[2];
+    for (bool host : {false, true}) {
+      MPI_Datatype send, recv;
+      p.types(step, &send, &recv);
+      for (int trip = 0; trip < trips; ++trip) round_trip(host, MPI_BOTTOM, send, MPI_BOTTOM, recv);
+      through[host] = p.received();
+      MPI_Type_free(&send);
+      MPI_Type_free(&recv);
+    }
+    EXPECT_EQ(through[0], through[1]) << "step " << step;
+  }
+  const Counters d = Counters::now().since(before);
+  const uint64_t messages = static_cast<uint64_t>(steps) * trips;
+  EXPECT_EQ(d.sends, messages);
+  EXPECT_EQ(d.recvs, messages);
+  if (lazy()) {
+    EXPECT_EQ(d.decoded + d.reused, 0u) << "Loom planned a type rebuilt every step";
+    EXPECT_EQ(d.send_unplanned, messages);
+    EXPECT_EQ(d.recv_unplanned, messages);
+    EXPECT_EQ(d.freed_unplanned, 4u * steps);  // send and receive types, Loom's and the host's
+  } else {  // absolute addresses from MPI_BOTTOM, packed and unpacked by Loom
+    EXPECT_EQ(d.send_packed, messages);
+    EXPECT_EQ(d.recv_unpacked, messages);
+  }
+}
+
+// Messages with nothing to pack are counted too: empty ones, and those to or from MPI_PROC_NULL.
+TEST(LazyPlanning, EmptyAndNullPeerMessagesAreCounted) {
+  MPI_Datatype type;
+  MPI_Type_vector(4, 1, 2, MPI_INT, &type);
+  MPI_Type_commit(&type);
+  int buf[8] = {};
+  const int rank = rank_of_world(), peer = 1 - rank;
+  const Counters before = Counters::now();
+  ASSERT_EQ(MPI_Send(buf, 1, type, MPI_PROC_NULL, 3, MPI_COMM_WORLD), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Recv(buf, 1, type, MPI_PROC_NULL, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            MPI_SUCCESS);
+  for (MPI_Datatype t : {type, MPI_INT}) {
+    if (rank == 0) {
+      ASSERT_EQ(MPI_Send(buf, 0, t, peer, 4, MPI_COMM_WORLD), MPI_SUCCESS);
+    } else {
+      ASSERT_EQ(MPI_Recv(buf, 0, t, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    }
+  }
+  const Counters d = Counters::now().since(before);
+  EXPECT_EQ(d.sends, rank == 0 ? 3u : 1u);
+  EXPECT_EQ(d.recvs, rank == 0 ? 1u : 3u);
+  if (lazy()) {
+    EXPECT_EQ(d.decoded + d.reused, 0u);
+  }
+  MPI_Type_free(&type);
+}
+
+// A type used for long is planned once its host time reaches its budget, not at its first use,
+// and its messages then arrive as the host's would.
+TEST(LazyPlanning, LongLivedTypeIsPlannedOnceItPays) {
+  MPI_Datatype type;
+  MPI_Type_vector(256, 1, 2, MPI_DOUBLE, &type);
+  MPI_Type_commit(&type);
+  const std::vector<double> send = pattern(512, 3 + rank_of_world());
+  std::vector<double> through_loom(512, -1), through_host(512, -1);
+  const Counters before = Counters::now();
+  int trips = 0, planned = 0;
+  const int most_trips = 20000;
+  while (!planned && trips < most_trips) {
+    for (int i = 0; i < 16; ++i, ++trips)
+      round_trip(false, send.data(), type, through_loom.data(), type);
+    const Counters so_far = Counters::now().since(before);
+    int mine = so_far.decoded + so_far.reused > 0;
+    MPI_Allreduce(&mine, &planned, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  }
+  const Counters d = Counters::now().since(before);
+  if (rank_of_world() == 0)
+    std::printf("planned after %d round trips (%llu sends before)\n", trips,
+                static_cast<unsigned long long>(d.send_unplanned));
+  if (lazy()) {
+    EXPECT_TRUE(planned) << "not planned after " << trips << " round trips";
+    EXPECT_GE(d.send_unplanned, 2u) << "planned at its first use";
+  } else {
+    EXPECT_EQ(d.send_unplanned, 0u);
+  }
+  EXPECT_EQ(d.sends, static_cast<uint64_t>(trips));
+  std::fill(through_loom.begin(), through_loom.end(), -1);
+  round_trip(false, send.data(), type, through_loom.data(), type);
+  round_trip(true, send.data(), type, through_host.data(), type);
+  EXPECT_EQ(through_loom, through_host);
+  EXPECT_EQ(loom_type_is_accelerated(type), 1);
+  MPI_Type_free(&type);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  mode = loom::test::mode_argument(argc, argv, "lazy");
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != 2) {
+    std::fprintf(stderr, "lazy_planning_test runs on 2 ranks\n");
+    MPI_Finalize();
+    return 1;
+  }
+  return loom::test::run_tests_and_finalize(&argc, argv);
+}
