@@ -50,15 +50,24 @@ Route route(int incount, MPI_Datatype type, const void* user, const void* packed
     else
       *unplanned = use.unplanned;
   }
-  if (*unplanned) return Route::Unplanned;
-  if (!*plan) return Route::Host;
-  *bytes = static_cast<int64_t>(incount) * (*plan)->plan.size();
-  if (*bytes <= static_cast<int64_t>(bufsize) - *position) return Route::Loom;
+  if (!*unplanned && !*plan) return Route::Host;
+  if (*plan) {
+    *bytes = static_cast<int64_t>(incount) * (*plan)->plan.size();
+  } else {
+    // Not planned yet: the host packs, but the truncation check below must not depend on it.
+    MPI_Count type_size = 0;
+    if (PMPI_Type_size_x(type, &type_size) != MPI_SUCCESS) return Route::Host;
+    *bytes = static_cast<int64_t>(incount) * static_cast<int64_t>(type_size);
+  }
+  const Route fits = *unplanned ? Route::Unplanned : Route::Loom;
+  if (*bytes <= static_cast<int64_t>(bufsize) - *position) return fits;
   int initialized = 0;
   PMPI_Initialized(&initialized);
-  if (!initialized) return Route::Host;
+  if (!initialized) return *unplanned ? Route::Unplanned : Route::Host;
   const HostTruncation& h = mpi::host_truncation();
-  return (unpack ? h.unpack_reports : h.pack_reports) ? Route::Host : Route::Truncate;
+  if (unpack ? h.unpack_reports : h.pack_reports)
+    return *unplanned ? Route::Unplanned : Route::Host;
+  return Route::Truncate;
 }
 
 // The host's call for a type Loom has not planned yet: timed for the type's plan.
