@@ -437,79 +437,93 @@ int win_free(MPI_Win* win) {
   return rc;
 }
 
-int win_fence(int assert_flags, MPI_Win win) {
+namespace {
+
+// The host's synchronisation call `call`, which completes the window's operations to `target`
+// (rma::kAllTargets: to every target): what Loom staged for those operations finishes with it,
+// and `then` records the epoch's change once it succeeded. A window Loom does not know is the
+// host's alone.
+template <typename Call, typename Then>
+int complete_with(MPI_Win win, int target, Call&& call, Then&& then) {
   Window* w = rma::find_window(win);
-  if (!w) return host().Win_fence(assert_flags, win);
-  const int rc = w->complete(rma::kAllTargets, [&] { return host().Win_fence(assert_flags, win); });
-  if (rc == MPI_SUCCESS) w->fenced(assert_flags);
+  if (!w) return call();
+  const int rc = w->complete(target, call);
+  if (rc == MPI_SUCCESS) then(*w);
   return rc;
+}
+
+// A call that opens an epoch: recorded once the host's call succeeded.
+template <typename Call, typename Then>
+int open_with(MPI_Win win, Call&& call, Then&& then) {
+  const int rc = call();
+  if (Window* w = rma::find_window(win); w && rc == MPI_SUCCESS) then(*w);
+  return rc;
+}
+
+constexpr auto kNothingMore = [](Window&) {};
+
+}  // namespace
+
+int win_fence(int assert_flags, MPI_Win win) {
+  return complete_with(
+      win, rma::kAllTargets, [&] { return host().Win_fence(assert_flags, win); },
+      [&](Window& w) { w.fenced(assert_flags); });
 }
 
 int win_start(MPI_Group group, int assert_flags, MPI_Win win) {
-  const int rc = host().Win_start(group, assert_flags, win);
-  if (Window* w = rma::find_window(win); w && rc == MPI_SUCCESS)
-    w->started(window_ranks(group, win));
-  return rc;
+  return open_with(
+      win, [&] { return host().Win_start(group, assert_flags, win); },
+      [&](Window& w) { w.started(window_ranks(group, win)); });
 }
 
 int win_complete(MPI_Win win) {
-  Window* w = rma::find_window(win);
-  if (!w) return host().Win_complete(win);
-  const int rc = w->complete(rma::kAllTargets, [&] { return host().Win_complete(win); });
-  if (rc == MPI_SUCCESS) w->completed();
-  return rc;
+  return complete_with(
+      win, rma::kAllTargets, [&] { return host().Win_complete(win); },
+      [](Window& w) { w.completed(); });
 }
 
 int win_lock(int lock_type, int rank, int assert_flags, MPI_Win win) {
-  const int rc = host().Win_lock(lock_type, rank, assert_flags, win);
-  if (Window* w = rma::find_window(win); w && rc == MPI_SUCCESS) w->locked(rank);
-  return rc;
+  return open_with(
+      win, [&] { return host().Win_lock(lock_type, rank, assert_flags, win); },
+      [&](Window& w) { w.locked(rank); });
 }
 
 int win_unlock(int rank, MPI_Win win) {
-  Window* w = rma::find_window(win);
-  if (!w) return host().Win_unlock(rank, win);
-  const int rc = w->complete(rank, [&] { return host().Win_unlock(rank, win); });
-  if (rc == MPI_SUCCESS) w->unlocked(rank);
-  return rc;
+  return complete_with(
+      win, rank, [&] { return host().Win_unlock(rank, win); },
+      [&](Window& w) { w.unlocked(rank); });
 }
 
 int win_lock_all(int assert_flags, MPI_Win win) {
-  const int rc = host().Win_lock_all(assert_flags, win);
-  if (Window* w = rma::find_window(win); w && rc == MPI_SUCCESS) w->locked_all();
-  return rc;
+  return open_with(
+      win, [&] { return host().Win_lock_all(assert_flags, win); },
+      [](Window& w) { w.locked_all(); });
 }
 
 int win_unlock_all(MPI_Win win) {
-  Window* w = rma::find_window(win);
-  if (!w) return host().Win_unlock_all(win);
-  const int rc = w->complete(rma::kAllTargets, [&] { return host().Win_unlock_all(win); });
-  if (rc == MPI_SUCCESS) w->unlocked_all();
-  return rc;
+  return complete_with(
+      win, rma::kAllTargets, [&] { return host().Win_unlock_all(win); },
+      [](Window& w) { w.unlocked_all(); });
 }
 
 int win_flush(int rank, MPI_Win win) {
-  Window* w = rma::find_window(win);
-  if (!w) return host().Win_flush(rank, win);
-  return w->complete(rank, [&] { return host().Win_flush(rank, win); });
+  return complete_with(
+      win, rank, [&] { return host().Win_flush(rank, win); }, kNothingMore);
 }
 
 int win_flush_all(MPI_Win win) {
-  Window* w = rma::find_window(win);
-  if (!w) return host().Win_flush_all(win);
-  return w->complete(rma::kAllTargets, [&] { return host().Win_flush_all(win); });
+  return complete_with(
+      win, rma::kAllTargets, [&] { return host().Win_flush_all(win); }, kNothingMore);
 }
 
 int win_flush_local(int rank, MPI_Win win) {
-  Window* w = rma::find_window(win);
-  if (!w) return host().Win_flush_local(rank, win);
-  return w->complete(rank, [&] { return host().Win_flush_local(rank, win); });
+  return complete_with(
+      win, rank, [&] { return host().Win_flush_local(rank, win); }, kNothingMore);
 }
 
 int win_flush_local_all(MPI_Win win) {
-  Window* w = rma::find_window(win);
-  if (!w) return host().Win_flush_local_all(win);
-  return w->complete(rma::kAllTargets, [&] { return host().Win_flush_local_all(win); });
+  return complete_with(
+      win, rma::kAllTargets, [&] { return host().Win_flush_local_all(win); }, kNothingMore);
 }
 
 }  // namespace loom::ops
