@@ -55,7 +55,7 @@ static int parse_args(int argc, char** argv, struct config* c) {
   c->fields = 4;
   c->use_alltoallw = 0;
   c->reorder = kReorderNone;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; i += 2) { /* options come in pairs: -x value */
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "-n") && value) {
       c->global_n = atoi(value);
@@ -78,7 +78,6 @@ static int parse_args(int argc, char** argv, struct config* c) {
     } else {
       return 0;
     }
-    ++i;
   }
   return c->global_n > 0 && c->iterations >= 0 && c->radius > 0 && c->fields > 0;
 }

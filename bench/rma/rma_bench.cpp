@@ -68,7 +68,6 @@ const char* const kMeasureNames[] = {"latency", "bandwidth", "rate", "halo"};
 const char* const kOpNames[] = {"put", "get", "accumulate", "get_accumulate"};
 const char* const kSyncNames[] = {"fence", "pscw", "lock", "lockall-flush", "lockall"};
 const char* const kKindNames[] = {"create", "allocate", "shared", "dynamic"};
-const char* const kLayoutNames[] = {"contig", "vector", "indexed"};
 const TypeCase kTypeCases[] = {{Layout::Contiguous, Layout::Contiguous},
                                {Layout::Vector, Layout::Contiguous},
                                {Layout::Indexed, Layout::Contiguous},
