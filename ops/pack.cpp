@@ -51,23 +51,29 @@ Route route(int incount, MPI_Datatype type, const void* user, const void* packed
       *unplanned = use.unplanned;
   }
   if (!*unplanned && !*plan) return Route::Host;
+  // Not planned yet: the host packs, but the truncation check below must not depend on it. The
+  // type's size is in its record once estimated (MPI_Type_size), else asked of the host.
+  int64_t element_bytes = 0;
   if (*plan) {
-    *bytes = static_cast<int64_t>(incount) * (*plan)->plan.size();
+    element_bytes = (*plan)->plan.size();
+  } else if ((*unplanned)->budget_ticks.load(std::memory_order_relaxed) > 0) {
+    element_bytes =
+        static_cast<int64_t>((*unplanned)->element_bytes.load(std::memory_order_relaxed));
   } else {
-    // Not planned yet: the host packs, but the truncation check below must not depend on it.
     MPI_Count type_size = 0;
     if (PMPI_Type_size_x(type, &type_size) != MPI_SUCCESS) return Route::Host;
-    *bytes = static_cast<int64_t>(incount) * static_cast<int64_t>(type_size);
+    element_bytes = static_cast<int64_t>(type_size);
   }
-  const Route fits = *unplanned ? Route::Unplanned : Route::Loom;
-  if (*bytes <= static_cast<int64_t>(bufsize) - *position) return fits;
+  *bytes = static_cast<int64_t>(incount) * element_bytes;
+  // Where it fits, or the host reports the truncation itself: Loom's plan, or the host's call.
+  const Route served = *unplanned ? Route::Unplanned : Route::Loom;
+  const Route host = *unplanned ? Route::Unplanned : Route::Host;
+  if (*bytes <= static_cast<int64_t>(bufsize) - *position) return served;
   int initialized = 0;
   PMPI_Initialized(&initialized);
-  if (!initialized) return *unplanned ? Route::Unplanned : Route::Host;
+  if (!initialized) return host;
   const HostTruncation& h = mpi::host_truncation();
-  if (unpack ? h.unpack_reports : h.pack_reports)
-    return *unplanned ? Route::Unplanned : Route::Host;
-  return Route::Truncate;
+  return (unpack ? h.unpack_reports : h.pack_reports) ? host : Route::Truncate;
 }
 
 // The host's call for a type Loom has not planned yet: timed for the type's plan.
