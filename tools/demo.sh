@@ -87,7 +87,7 @@ calibration="${LOOM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/loom}/calibration
 # A file libloom would ignore (an older format, other host transport settings: it says so in
 # MPI_Init with LOOM_VERBOSE=1) is measured again, as is a missing one.
 if [[ $quick == 0 ]] && { [[ ! -s "$calibration" ]] ||
-  LOOM_VERBOSE=1 "$dir/loomrun" -n 1 "$dir/halo3d" -n 8 -i 1 2>&1 | grep -q "ignoring calibration"; }; then
+  LOOM_VERBOSE=1 "$dir/loomrun" -n 1 "$dir/halo3d" -n 8 -i 1 2>&1 | grep "ignoring calibration" >/dev/null; }; then
   echo
   echo "== no current calibration at $calibration: running loom-bench measure once (a minute or more)"
   "$mpiexec" -n 2 "$dir/loom-bench" measure | tail -n 3

@@ -32,13 +32,29 @@ done
 }
 python_tag=$(python3 -c 'import sys, sysconfig; print(sys.implementation.cache_tag + "-" + sysconfig.get_platform())')
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/loom/mpi4py"
+# The MPICH ABI's library is libmpi.so.12; Debian names MPICH's libmpich.so.12. Point the MPICH
+# module at Debian's name when its own does not resolve; checked on every call, so that a cached
+# install made before MPICH was present is mended too.
+point_mpich_module_at_libmpich() {
+  local module
+  for module in "$1"/mpi4py/MPI.mpich.*.so; do
+    # Whole outputs captured, not piped into grep -q: under pipefail, grep -q leaving early
+    # makes the writer fail with SIGPIPE, and the test with it.
+    if [[ $(ldd "$module") == *'libmpi.so.12 => not found'* && $(ldconfig -p) == *'libmpich.so.12 '* ]]; then
+      patchelf --replace-needed libmpi.so.12 libmpich.so.12 "$module"
+    fi
+  done
+}
 for mpi in "${mpis[@]}"; do
   target="$cache/$python_tag-$mpi-wheel"
   if ((path_only)); then
     echo "$target"
     continue
   fi
-  [[ -f "$target/.complete" ]] && continue
+  if [[ -f "$target/.complete" ]]; then
+    [[ $mpi == mpich ]] && point_mpich_module_at_libmpich "$target"
+    continue
+  fi
   echo "python-mpi4py: installing mpi4py's wheel for $mpi and $(command -v python3)"
   rm -rf "$target" "$target.partial"
   # Into a temporary directory first, so an interrupted install never looks complete.
@@ -53,11 +69,7 @@ for mpi in "${mpis[@]}"; do
     exit 1
   }
   sed -i "s/^MPIABI = None/MPIABI = \"$mpi\"/" "$abi_py"
-  if [[ $mpi == mpich ]] && ! ldconfig -p | grep -q 'libmpi\.so\.12 ' &&
-    ldconfig -p | grep -q 'libmpich\.so\.12 '; then
-    # The MPICH ABI's library is libmpi.so.12; Debian names MPICH's libmpich.so.12.
-    patchelf --replace-needed libmpi.so.12 libmpich.so.12 "$target.partial"/mpi4py/MPI.mpich.*.so
-  fi
+  [[ $mpi == mpich ]] && point_mpich_module_at_libmpich "$target.partial"
   mv "$target.partial" "$target"
   touch "$target/.complete"
 done

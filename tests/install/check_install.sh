@@ -53,7 +53,7 @@ done
 for binary in "$prefix"/lib/libloom_match.so "$prefix"/lib/loom/*/libloom.so \
   "$prefix"/lib/loom/*/libloom_halo.so \
   "$prefix"/libexec/loom/*/loom-bench; do
-  if ldd "$binary" | grep -q 'not found'; then
+  if ldd "$binary" | grep 'not found' >/dev/null; then
     ldd "$binary"
     fail "$binary: unresolved libraries"
   fi
@@ -66,15 +66,15 @@ done
 echo "all ${#expected[@]} files present; installed binaries resolve their libraries"
 
 step "every installed command answers --help"
-"$prefix/bin/loomrun" --help | grep -q 'LOOM_MPIEXEC' || fail "loomrun --help"
+"$prefix/bin/loomrun" --help | grep 'LOOM_MPIEXEC' >/dev/null || fail "loomrun --help"
 for mpi in openmpi mpich; do
-  LOOM_MPI=$mpi "$prefix/bin/loom-bench" --help | grep -q 'pingpong' || fail "loom-bench ($mpi)"
+  LOOM_MPI=$mpi "$prefix/bin/loom-bench" --help | grep 'pingpong' >/dev/null || fail "loom-bench ($mpi)"
   for subcommand in pack match measure pingpong halo; do
-    LOOM_MPI=$mpi "$prefix/bin/loom-bench" "$subcommand" --help | grep -q -- '--help' ||
+    LOOM_MPI=$mpi "$prefix/bin/loom-bench" "$subcommand" --help | grep -- '--help' >/dev/null ||
       fail "loom-bench $subcommand --help ($mpi)"
   done
 done
-"$prefix/bin/loom-plot" --help | grep -q -- '--out' || fail "loom-plot --help"
+"$prefix/bin/loom-plot" --help | grep -- '--out' >/dev/null || fail "loom-plot --help"
 if "$prefix/bin/loomrun" --loom-bogus true 2>"$work/err"; then fail "loomrun accepted --loom-bogus"; fi
 grep -q usage "$work/err" || fail "loomrun --loom-bogus printed no usage line"
 echo "loomrun, loom-bench (both MPIs, every subcommand) and loom-plot: OK"
