@@ -658,7 +658,7 @@ void fill_pattern(std::vector<unsigned char>& buf, uint32_t salt) {
 }
 
 std::string first_differences(const std::vector<unsigned char>& loom,
-                              const std::vector<unsigned char>& host, std::size_t origin) {
+                              const std::vector<unsigned char>& host, std::ptrdiff_t origin) {
   std::string s;
   int shown = 0;
   long total = 0;
@@ -816,13 +816,14 @@ class Checker {
     ++totals_.unpack_compared;
     if (dst_loom != dst_host)
       fail(c, "MPI_Unpack destination buffers differ (offsets relative to buffer address)",
-           first_differences(dst_loom, dst_host, kGuardBytes - static_cast<std::size_t>(lo)));
+           first_differences(dst_loom, dst_host, static_cast<std::ptrdiff_t>(kGuardBytes) - lo));
 
     if (c.count >= 2) {  // element-by-element unpacks through Loom and the host
       std::vector<unsigned char> each_loom(src.size());
       fill_pattern(each_loom, 5);
       std::vector<unsigned char> each_host = each_loom;
-      const std::size_t origin = kGuardBytes - static_cast<std::size_t>(lo);
+      // Signed: a type whose lower bound lies past the guard starts before the vector's data.
+      const std::ptrdiff_t origin = static_cast<std::ptrdiff_t>(kGuardBytes) - lo;
       auto [rc_el, pos_el] =
           unpack_each(MPI_Unpack, c, out_host.data(), insize, each_loom.data() + origin, ti.extent);
       auto [rc_eh, pos_eh] = unpack_each(PMPI_Unpack, c, out_host.data(), insize,
