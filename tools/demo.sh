@@ -99,7 +99,7 @@ if [[ $quick == 1 ]]; then
 else
   # 200 time steps: Loom's online trials take 88 of a kind's exchanges after a wait of 24-176
   # (docs/model.md), and a short run would time little else.
-  app_args=(-n 96 -i 200)
+  app_args=(-n 64 -i 200)
   halo_args=()
 fi
 
