@@ -160,16 +160,16 @@ fi
 # host MPIs' own allocations at init are not Loom's leaks.
 # Every sanitizer build compiles with Clang at -O1, the level AddressSanitizer's authors advise:
 # reports stay exact, the code runs fast enough for the MPI suites, and it compiles in a
-# fraction of -O2's time; Clang compiles it in about three quarters of g++'s, and its
-# -fsanitize=undefined checks more (pointer overflow, float-to-int casts) (docs/testing.md).
+# fraction of -O2's time; Clang compiles faster than g++, and its -fsanitize=undefined checks
+# more (pointer overflow, float-to-int casts) (docs/testing.md).
 sanitized=(-DLOOM_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -DNDEBUG"
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -DNDEBUG")
 export CC=clang CXX=clang++
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The matching engine's reference tests replay 200,000 random operations per backend under the
-# sanitizers instead of the million of the plain builds: about 170 phases that fill, drain and
-# churn the queues, every backend switching structure (docs/testing.md).
+# sanitizers instead of the million of the plain builds: still some 170 phases that fill, drain
+# and churn the queues, reaching every line of match/ the million reaches (docs/testing.md).
 export LOOM_MATCH_OPS=200000
 for mpi in openmpi mpich; do
   dir="$root/build/asan-ubsan-$mpi"
