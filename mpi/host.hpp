@@ -29,6 +29,10 @@
   X(Init) X(Init_thread) X(Finalize) X(Comm_free) X(Comm_disconnect) X(Comm_set_info)       \
   X(Cart_create) X(Graph_create) X(Dist_graph_create) X(Dist_graph_create_adjacent)        \
   X(Type_commit) X(Type_free) X(Type_dup) X(Pack) X(Unpack) X(Pack_size)                    \
+  X(Type_contiguous) X(Type_vector) X(Type_create_hvector) X(Type_indexed)                  \
+  X(Type_create_hindexed) X(Type_create_indexed_block) X(Type_create_hindexed_block)        \
+  X(Type_create_struct) X(Type_create_subarray) X(Type_create_darray)                       \
+  X(Type_create_resized)                                                                    \
   X(Send) X(Ssend) X(Rsend) X(Bsend) X(Isend) X(Issend) X(Irsend) X(Ibsend)                 \
   X(Recv) X(Irecv) X(Sendrecv) X(Sendrecv_replace)                                          \
   X(Send_init) X(Ssend_init) X(Rsend_init) X(Bsend_init) X(Recv_init) X(Start) X(Startall)  \

@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace loom::mpi {
@@ -550,10 +552,43 @@ bool envelope(MPI_Datatype type, TypeOutline* o) {
   return true;
 }
 
+// Description sizes recorded by note_constructed, by handle, while the type lives.
+class ConstructedSizes {
+ public:
+  std::optional<int64_t> find(MPI_Datatype type) {
+    std::lock_guard lock(mutex_);
+    const auto it = sizes_.find(type);
+    if (it == sizes_.end()) return std::nullopt;
+    return it->second;
+  }
+  void set(MPI_Datatype type, int64_t size) {
+    std::lock_guard lock(mutex_);
+    sizes_[type] = size;
+  }
+  void erase(MPI_Datatype type) {
+    std::lock_guard lock(mutex_);
+    sizes_.erase(type);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<MPI_Datatype, int64_t> sizes_;
+};
+
+ConstructedSizes& constructed_sizes() {
+  static auto* sizes = new ConstructedSizes();  // outlives static destructors of user code
+  return *sizes;
+}
+
+int64_t envelope_entries(const TypeOutline& o) {
+  return o.entries[0] + o.entries[1] + o.entries[2] + o.entries[3];
+}
+
 int64_t description_below(MPI_Datatype type, int node_limit, int* nodes_left) {
+  if (const std::optional<int64_t> known = constructed_sizes().find(type)) return *known;
   TypeOutline o;
   if (!envelope(type, &o) || o.combiner == MPI_COMBINER_NAMED) return 0;
-  const int64_t entries = o.entries[0] + o.entries[1] + o.entries[2] + o.entries[3];
+  const int64_t entries = envelope_entries(o);
   if (entries > node_limit || *nodes_left <= 0) return entries;
   --*nodes_left;
   const TypeContents contents(type);
@@ -575,9 +610,30 @@ TypeOutline type_outline(MPI_Datatype type) {
   return o;
 }
 
-int64_t description_size(MPI_Datatype type, int node_limit, int max_nodes) {
+int64_t description_size(MPI_Datatype type, int* nodes_opened, int node_limit, int max_nodes) {
   int nodes_left = max_nodes;
-  return description_below(type, node_limit, &nodes_left);
+  const int64_t size = description_below(type, node_limit, &nodes_left);
+  if (nodes_opened) *nodes_opened = max_nodes - nodes_left;
+  return size;
+}
+
+void note_constructed(MPI_Datatype made, const MPI_Datatype* from, int count) {
+  TypeOutline o;
+  if (!envelope(made, &o)) return;
+  int64_t sum = envelope_entries(o);
+  ConstructedSizes& sizes = constructed_sizes();
+  for (int k = 0; k < count; ++k) {
+    if (const std::optional<int64_t> known = sizes.find(from[k])) {
+      sum += *known;
+    } else if (!is_named(from[k])) {
+      return;
+    }
+  }
+  sizes.set(made, sum);
+}
+
+void forget_constructed(MPI_Datatype type) {
+  constructed_sizes().erase(type);
 }
 
 bool type_signature(MPI_Datatype type, std::string* out) {

@@ -81,8 +81,20 @@ TypeOutline type_outline(MPI_Datatype type);
 // are opened (MPI_Type_get_contents), at most `max_nodes` of them; a larger node counts its own
 // entries (MPI_Type_get_envelope) and stops there. A lower bound of what decoding the type
 // reads, found in a bounded number of host calls whatever the type's size (an indexed type of
-// a million blocks is one envelope).
-int64_t description_size(MPI_Datatype type, int node_limit = 64, int max_nodes = 16);
+// a million blocks is one envelope). `*nodes_opened`, if given, counts the nodes opened.
+//
+// A type built through Loom's constructors (note_constructed) answers from what they recorded,
+// the whole tree's sum, without a host call: MPI_Type_get_contents is what this avoids, since
+// Open MPI's duplicates every derived type it returns, a cost proportional to those types.
+int64_t description_size(MPI_Datatype type, int* nodes_opened = nullptr, int node_limit = 64,
+                         int max_nodes = 16);
+
+// Records, as a type constructor returns `made`, its description size: its own envelope plus
+// what is known of `from`, the constructor's old types. Nothing is recorded when one of them is
+// unknown (built where Loom did not see it): description_size then walks the type.
+void note_constructed(MPI_Datatype made, const MPI_Datatype* from, int count);
+// Drops what note_constructed recorded, as `type` is freed (its handle may be reused).
+void forget_constructed(MPI_Datatype type);
 
 // A byte string naming `type` exactly: its constructor calls (MPI_Type_get_envelope and
 // get_contents) all the way down to predefined types. Types with equal signatures have the same

@@ -37,6 +37,9 @@ const Counter kDecoded = register_counter("types", "planning", "decoded");
 const Counter kReused = register_counter("types", "planning", "reused");
 const Counter kPlanningTime = register_counter("types", "planning", "time", Unit::Nanoseconds);
 const Counter kFreedUnplanned = register_counter("types", "not planned", "freed");
+// Type descriptions opened (MPI_Type_get_contents) to estimate a type's planning cost: none for
+// types built through Loom's constructors (mpi/type_decode.hpp).
+const Counter kContentsRead = register_counter("types", "not planned", "contents read");
 std::string isa_text() {
   return std::string("isa=") + pack::isa_name(config().isa);
 }
@@ -175,7 +178,9 @@ OutlineHistory& outline_history() {
 void estimate(MPI_Datatype type, UnplannedType& record) {
   const TypeOutline outline = type_outline(type);
   const uint64_t hash = outline_hash(outline);
-  const int64_t entries = description_size(type);
+  int opened = 0;
+  const int64_t entries = description_size(type, &opened);
+  count(kContentsRead, static_cast<uint64_t>(opened));
   const bool whole = outline.true_extent <= kVerifySpanBytes;
   const int64_t span_checked = whole ? outline.true_extent : 0;
   const int64_t packed_checked = whole ? outline.size : std::min(outline.size, kVerifySpanBytes);
@@ -705,6 +710,7 @@ void record_commit(MPI_Datatype type) {
 }
 
 void forget_type(MPI_Datatype type) {
+  forget_constructed(type);
   // Both: a type planned and then committed again is in each.
   UnplannedType left;
   if (const UnplannedType* slot = committed_handles().find(type)) {

@@ -1,6 +1,7 @@
 #include "ops/method.hpp"
 
 #include "base/env.hpp"
+#include "base/side_heap.hpp"
 
 #include <mpi.h>
 #include <sys/stat.h>
@@ -110,9 +111,11 @@ bool reports_calibration() {
   return rank == 0;
 }
 
-model::Model load_model() {
+// Reads the calibration (`say`: report what was noticed). It runs on a thread of its own
+// (base::on_side_heap), so it makes only the host calls any thread may: stat, getenv,
+// MPI_Get_library_version.
+model::Model load_model(bool say) {
   const std::string path = calibration_path();
-  const bool say = reports_calibration();
   struct stat info;
   if (path.empty() || (::stat(path.c_str(), &info) != 0 && errno == ENOENT)) {
     if (say)
@@ -169,7 +172,8 @@ double bucket_bytes(int bit_width) {
 }  // namespace
 
 const model::Model& method_model() {
-  static const model::Model loaded = load_model();
+  static const model::Model loaded =
+      base::on_side_heap([say = reports_calibration()] { return load_model(say); });
   return loaded;
 }
 
