@@ -10,9 +10,9 @@ namespace loom::base {
 // Runs `work` on a thread of its own and returns its result. With glibc each thread allocates
 // from an arena of its own, so what `work` allocates and frees (a parsed file, say) leaves no
 // holes in the main thread's heap: under Loom the application's own allocations land where they
-// would without it. (A 230 KB hole left by parsing the method model's calibration at MPI_Init put
-// a particle code's arrays at other addresses, and its exchange ran 10-20% slower on Open MPI.)
-// What `work` returns stays valid: other arenas' memory is freed from any thread.
+// would without it, and glibc's mmap threshold, which rises when a large block is freed, stays
+// where the application left it. What `work` returns stays valid: other arenas' memory may be
+// freed from any thread.
 template <typename Work>
 auto on_side_heap(Work&& work) {
   std::optional<decltype(work())> result;
