@@ -8,8 +8,8 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <system_error>
+#include <utility>
 
 #include <unistd.h>
 
@@ -351,11 +351,15 @@ std::string to_json(const Calibration& c) {
   return doc.dump(2) + "\n";
 }
 
-std::optional<Calibration> from_json(const std::string& text, std::string* why) {
+namespace {
+
+// A calibration from `input` (a string or an open stream: json::parse reads either).
+template <typename Input>
+std::optional<Calibration> parse_calibration(Input&& input, std::string* why) {
   Reader read(why);
   json doc;
   try {
-    doc = json::parse(text);
+    doc = json::parse(std::forward<Input>(input));
   } catch (const json::exception& e) {
     // what() starts with "[json.exception.parse_error.101] ": the rest says where and why.
     std::string detail = e.what();
@@ -437,19 +441,26 @@ std::optional<Calibration> from_json(const std::string& text, std::string* why) 
   return c;
 }
 
+}  // namespace
+
+std::optional<Calibration> from_json(const std::string& text, std::string* why) {
+  return parse_calibration(text, why);
+}
+
+// Parsed from the stream, not from a copy of the file: a file of over 128 KiB read whole would be
+// one allocation that glibc maps and unmaps, raising its mmap threshold for the whole process.
 std::optional<Calibration> load_file(const std::string& path, std::string* why) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (why) *why = std::string("cannot open it: ") + std::strerror(errno);
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::optional<Calibration> c = parse_calibration(in, why);
   if (in.bad()) {
     if (why) *why = "cannot read it";
     return std::nullopt;
   }
-  return from_json(text.str(), why);
+  return c;
 }
 
 bool save_file(const Calibration& c, const std::string& path, std::string* why) {
