@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -13,10 +14,15 @@ namespace loom::base {
 // would without it, and glibc's mmap threshold, which rises when a large block is freed, stays
 // where the application left it. What `work` returns stays valid: other arenas' memory may be
 // freed from any thread.
+// Where no thread can be started (a process at its thread limit), `work` runs on the caller's.
 template <typename Work>
 auto on_side_heap(Work&& work) {
   std::optional<decltype(work())> result;
-  std::thread([&] { result.emplace(work()); }).join();
+  try {
+    std::thread([&] { result.emplace(work()); }).join();
+  } catch (const std::system_error&) {
+    if (!result) result.emplace(work());
+  }
   return std::move(*result);
 }
 

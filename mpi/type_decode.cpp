@@ -561,9 +561,18 @@ class ConstructedSizes {
     if (it == sizes_.end()) return std::nullopt;
     return it->second;
   }
-  void set(MPI_Datatype type, int64_t size) {
+  // Records `made` as its own `entries` plus the sizes of `from`, under one lock; nothing when
+  // one of them is neither recorded nor predefined.
+  void set_from(MPI_Datatype made, int64_t entries, const MPI_Datatype* from, int count) {
     std::lock_guard lock(mutex_);
-    sizes_[type] = size;
+    for (int k = 0; k < count; ++k) {
+      if (const auto it = sizes_.find(from[k]); it != sizes_.end()) {
+        entries += it->second;
+      } else if (!is_named(from[k])) {
+        return;
+      }
+    }
+    sizes_[made] = entries;
   }
   void erase(MPI_Datatype type) {
     std::lock_guard lock(mutex_);
@@ -619,17 +628,7 @@ int64_t description_size(MPI_Datatype type, int* nodes_opened, int node_limit, i
 
 void note_constructed(MPI_Datatype made, const MPI_Datatype* from, int count) {
   TypeOutline o;
-  if (!envelope(made, &o)) return;
-  int64_t sum = envelope_entries(o);
-  ConstructedSizes& sizes = constructed_sizes();
-  for (int k = 0; k < count; ++k) {
-    if (const std::optional<int64_t> known = sizes.find(from[k])) {
-      sum += *known;
-    } else if (!is_named(from[k])) {
-      return;
-    }
-  }
-  sizes.set(made, sum);
+  if (envelope(made, &o)) constructed_sizes().set_from(made, envelope_entries(o), from, count);
 }
 
 void forget_constructed(MPI_Datatype type) {
