@@ -23,21 +23,38 @@ inline const char* at(uintptr_t base, int64_t disp) {
   return reinterpret_cast<const char*>(base + static_cast<uintptr_t>(disp));
 }
 
-// Lowers one placed node into ops of the current level; loop bodies are compiled by
-// `compile_body` into their own op ranges.
+using detail::Piece;
+
+// The entries of one op range being compiled: copies inline, other ops aside.
+struct Level {
+  std::vector<Piece> pieces;
+  std::vector<Op> ops;
+  void add_copy(int64_t disp, int64_t block) { pieces.push_back({disp, block, -1}); }
+  void add(const Op& op) {
+    pieces.push_back({op.disp, op.block, static_cast<int32_t>(ops.size())});
+    ops.push_back(op);
+  }
+};
+
+// Adds a strided op's blocks to `level` as plain copies, in typemap order.
+void add_blocks(const Op& op, std::vector<Piece>& pieces) {
+  int64_t index[kMaxDims] = {};
+  for (int64_t b = 0; b < op.size / op.block; ++b) {
+    int64_t disp = op.disp;
+    for (int d = 0; d < op.ndims; ++d) disp += index[d] * op.stride[d];
+    pieces.push_back({disp, op.block, -1});
+    for (int d = 0; d < op.ndims && ++index[d] == op.count[d]; ++d) index[d] = 0;
+  }
+}
+
+// Lowers one placed node into the current level; loop bodies are compiled by `compile_body`
+// into their own op ranges.
 template <typename CompileBody>
-void lower(int64_t disp, const types::NodeRef& node, std::vector<Op>& level,
-           CompileBody&& compile_body) {
+void lower(int64_t disp, const types::NodeRef& node, Level& level, CompileBody&& compile_body) {
   switch (node->kind) {
-    case Node::Kind::Dense: {
-      Op op;
-      op.kind = Op::Kind::Copy;
-      op.disp = disp;
-      op.block = node->size;
-      op.size = node->size;
-      level.push_back(op);
+    case Node::Kind::Dense:
+      level.add_copy(disp, node->size);
       return;
-    }
     case Node::Kind::Sequence:
       for (const auto& item : node->items) lower(disp + item.disp, item.node, level, compile_body);
       return;
@@ -62,6 +79,10 @@ void lower(int64_t disp, const types::NodeRef& node, std::vector<Op>& level,
           op.stride[d] = strides[depth - 1 - d];
         }
         op.size = strided_size(op);
+        if (op.size / op.block <= kListBlocks) {  // joins a list whatever its neighbours (compile)
+          add_blocks(op, level.pieces);
+          return;
+        }
       } else {
         op.kind = Op::Kind::Loop;
         op.ndims = 1;
@@ -71,10 +92,18 @@ void lower(int64_t disp, const types::NodeRef& node, std::vector<Op>& level,
         compile_body(node->child, op.first, op.last, body_size);
         op.size = node->count * body_size;
       }
-      level.push_back(op);
+      level.add(op);
       return;
     }
   }
+}
+
+// How many entries lowering `node` adds to a level (a bound for reserving).
+int64_t lowered_entries(const types::NodeRef& node) {
+  if (node->kind != Node::Kind::Sequence) return 1;
+  int64_t n = 0;
+  for (const auto& item : node->items) n += lowered_entries(item.node);
+  return n;
 }
 
 }  // namespace
@@ -127,9 +156,9 @@ struct ListShape {
   bool split = false;  // stored in units: at most twice as many entries
 };
 
-ListShape list_shape(const Op* first, const Op* last) {
+ListShape list_shape(const Piece* first, const Piece* last) {
   ListShape shape;
-  for (const Op* op = first; op != last; ++op) {
+  for (const Piece* op = first; op != last; ++op) {
     shape.unit = std::gcd(shape.unit, op->block);
     shape.bytes += op->block;
     shape.longest = std::max(shape.longest, op->block);
@@ -140,13 +169,17 @@ ListShape list_shape(const Op* first, const Op* last) {
 
 }  // namespace
 
-Op Plan::make_list(const Op* first, const Op* last) {
+Op Plan::make_list(const Piece* first, const Piece* last) {
   const auto [unit, bytes, longest, split] = list_shape(first, last);
   Op list;
   list.kind = Op::Kind::List;
   list.first = static_cast<uint32_t>(lists_->disp.size());
   list.size = bytes;
-  for (const Op* op = first; op != last; ++op) {
+  const size_t entries =
+      lists_->disp.size() + static_cast<size_t>(split ? bytes / unit : last - first);
+  lists_->disp.reserve(entries);
+  lists_->len.reserve(entries);
+  for (const Piece* op = first; op != last; ++op) {
     const int64_t piece = split ? unit : op->block;
     for (int64_t off = 0; off < op->block; off += piece) {
       lists_->disp.push_back(op->disp + off);
@@ -161,7 +194,10 @@ Op Plan::make_list(const Op* first, const Op* last) {
 // Compiles `items` into a contiguous op range appended to ops_ and returns its start.
 // Runs of plain copies become one List op over the offset/length arrays.
 uint32_t Plan::compile(const types::Layout& items) {
-  std::vector<Op> level;
+  Level level;
+  int64_t entries = 0;
+  for (const auto& item : items) entries += lowered_entries(item.node);
+  level.pieces.reserve(static_cast<size_t>(entries));
   auto compile_body = [this](const types::NodeRef& child, uint32_t& first, uint32_t& last,
                              int64_t& body_size) {
     first = compile({{0, child}});
@@ -171,45 +207,45 @@ uint32_t Plan::compile(const types::Layout& items) {
   for (const auto& item : items) lower(item.disp, item.node, level, compile_body);
   // A strided op of a few blocks costs more to dispatch than to copy: its blocks join
   // the neighbouring offset/length list instead (irregular indexed types end up here).
-  std::vector<Op> expanded;
   // Among other items (an indexed type whose gaps repeat for a while) longer strided
   // runs join too, so the list is not broken into many short ops.
-  const int64_t list_blocks = level.size() > 1 ? kListBlocksAmongOthers : kListBlocks;
-  for (const Op& op : level) {
-    if (op.kind != Op::Kind::Strided || op.size / op.block > list_blocks) {
-      expanded.push_back(op);
-      continue;
+  const int64_t list_blocks = level.pieces.size() > 1 ? kListBlocksAmongOthers : kListBlocks;
+  const auto joins_list = [&](const Piece& p) {
+    if (p.op < 0) return false;
+    const Op& op = level.ops[static_cast<size_t>(p.op)];
+    return op.kind == Op::Kind::Strided && op.size / op.block <= list_blocks;
+  };
+  if (std::any_of(level.pieces.begin(), level.pieces.end(), joins_list)) {
+    std::vector<Piece> expanded;
+    expanded.reserve(level.pieces.size());
+    for (const Piece& p : level.pieces) {
+      if (!joins_list(p)) {
+        expanded.push_back(p);
+        continue;
+      }
+      add_blocks(level.ops[static_cast<size_t>(p.op)], expanded);
     }
-    int64_t index[kMaxDims] = {};
-    for (int64_t b = 0; b < op.size / op.block; ++b) {
-      Op copy;
-      copy.kind = Op::Kind::Copy;
-      copy.disp = op.disp;
-      for (int d = 0; d < op.ndims; ++d) copy.disp += index[d] * op.stride[d];
-      copy.block = copy.size = op.block;
-      expanded.push_back(copy);
-      for (int d = 0; d < op.ndims && ++index[d] == op.count[d]; ++d) index[d] = 0;
-    }
+    level.pieces = std::move(expanded);
   }
-  level = std::move(expanded);
 
+  const std::vector<Piece>& pieces = level.pieces;
   std::vector<Op> merged;
-  for (size_t i = 0; i < level.size();) {
-    if (level[i].kind != Op::Kind::Copy) {
-      merged.push_back(level[i++]);
+  for (size_t i = 0; i < pieces.size();) {
+    if (pieces[i].op >= 0) {
+      merged.push_back(level.ops[static_cast<size_t>(pieces[i++].op)]);
       continue;
     }
     size_t end = i;
-    while (end < level.size() && level[end].kind == Op::Kind::Copy) ++end;
+    while (end < pieces.size() && pieces[end].op < 0) ++end;
     // A run of copies becomes lists. Greedily, each list grows while its entries still
     // split evenly into one unit length (a struct of indexed_block fields gives one list
     // per field); stretches too short to be worth a list of their own are gathered
     // into one mixed list.
     auto even_stretch = [&](size_t from) {
       size_t to = from + 1;
-      int64_t unit = level[from].block, bytes = unit;
+      int64_t unit = pieces[from].block, bytes = unit;
       for (; to < end; ++to) {
-        const int64_t u = std::gcd(unit, level[to].block), b = bytes + level[to].block;
+        const int64_t u = std::gcd(unit, pieces[to].block), b = bytes + pieces[to].block;
         if (b / u > 2 * static_cast<int64_t>(to + 1 - from)) break;
         unit = u, bytes = b;
       }
@@ -219,10 +255,15 @@ uint32_t Plan::compile(const types::Layout& items) {
       size_t stop = even_stretch(i);
       if (stop - i < kUniformListRun)
         while (stop < end && even_stretch(stop) - stop < kUniformListRun) stop = even_stretch(stop);
-      if (stop - i == 1)
-        merged.push_back(level[i]);
-      else
-        merged.push_back(make_list(level.data() + i, level.data() + stop));
+      if (stop - i == 1) {
+        Op copy;
+        copy.kind = Op::Kind::Copy;
+        copy.disp = pieces[i].disp;
+        copy.block = copy.size = pieces[i].block;
+        merged.push_back(copy);
+      } else {
+        merged.push_back(make_list(pieces.data() + i, pieces.data() + stop));
+      }
       i = stop;
     }
   }

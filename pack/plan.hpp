@@ -38,6 +38,16 @@ struct Op {
   uint32_t first = 0, last = 0;  // List: entries [first,last); Loop: body ops [first,last)
 };
 
+namespace detail {
+// An entry of an op list being compiled: a plain copy of `block` bytes at `disp`, or (op >= 0)
+// the compiler's op number `op`. Irregular types lower to thousands of copies; an entry is 24
+// bytes where an Op is ~180.
+struct Piece {
+  int64_t disp = 0, block = 0;
+  int32_t op = -1;
+};
+}  // namespace detail
+
 class Plan {
  public:
   // `extent` is the type's extent: element i of a count starts i * extent bytes later.
@@ -70,7 +80,7 @@ class Plan {
 
  private:
   uint32_t compile(const types::Layout& items);
-  Op make_list(const Op* first, const Op* last);
+  Op make_list(const detail::Piece* first, const detail::Piece* last);
   void add_node(int64_t disp, const types::NodeRef& node);
   template <bool kPack>
   void run(uint32_t first, uint32_t last, uintptr_t base, char*& packed, bool out_of_cache) const;

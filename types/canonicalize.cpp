@@ -62,8 +62,16 @@ Layout canon(const NodeRef& node) {
       out.push_back({0, node});
       break;
     case Kind::Sequence:
-      for (const auto& item : node->items)
+      out.reserve(node->items.size());
+      for (const auto& item : node->items) {
+        // A dense item is already canonical: no layout of its own (indexed types are
+        // sequences of thousands of them).
+        if (item.node->kind == Kind::Dense) {
+          if (item.node->size > 0) append(out, item);
+          continue;
+        }
         for (auto& c : canon(item.node)) append(out, {item.disp + c.disp, std::move(c.node)});
+      }
       break;
     case Kind::Repeat: {
       Layout child = canon(node->child);
@@ -85,6 +93,11 @@ Layout canon(const NodeRef& node) {
 }  // namespace
 
 Layout canonicalize(const Layout& layout) {
+  if (layout.size() == 1) {  // canon's items are merged already: appending them again is a no-op
+    Layout out = canon(layout[0].node);
+    for (auto& c : out) c.disp += layout[0].disp;
+    return out;
+  }
   Layout out;
   for (const auto& item : layout)
     for (auto& c : canon(item.node)) append(out, {item.disp + c.disp, std::move(c.node)});
