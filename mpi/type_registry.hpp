@@ -78,6 +78,7 @@ struct UnplannedType {
   std::atomic<uint64_t> host_ticks{0};       // host time of its calls so far (host_clock ticks)
   std::atomic<uint64_t> budget_ticks{0};     // host time that pays its plan; 0: not estimated yet
   std::atomic<uint64_t> element_bytes{0};    // MPI_Type_size, read with the budget
+  std::atomic<uint64_t> element_entries{0};  // its description's entries, read with the budget
   std::atomic<uint64_t> predicted_ns{0};     // the cost model's base prediction of its plan
   std::atomic<uint64_t> predicted_reuse{0};  // 1: predicted to reuse a plan made before
   std::atomic<uint64_t> outline{0};          // its outline's hash (mpi/type_registry.cpp)
@@ -174,8 +175,9 @@ const TypePlan* plan_now(MPI_Datatype type);
 // Adds a host call's duration (host_clock ticks) to an unplanned type's record (`type` is the
 // call's handle); plans the type once its host time reaches its budget. `took` may be a share of
 // a call's time. A call of `elements` elements (>= 0) counts at most what the host could spend on
-// its bytes (kHostNsPerByteAtMost each, and a call's overhead): a blocking call's wait for its
-// peer is not time Loom could save. Collectives (elements < 0) count their duration.
+// them (a call's overhead, kHostNsPerByteAtMost a byte and kHostNsPerEntryAtMost an entry of the
+// type's description, a proxy for its blocks): a blocking call's wait for its peer is not time
+// Loom could save. Collectives (elements < 0) count their duration.
 void note_host_time(MPI_Datatype type, UnplannedType& record, uint64_t took, int64_t elements);
 
 // The host's call for datatypes Loom has not planned yet (added with add()): run() times it and
