@@ -8,6 +8,7 @@
 //   mpiexec -n 2 commit-cost --unplanned
 //                                       what Loom adds to a call it leaves to the host because
 //                                       the call's type is not planned yet (MPI_Pack, ping-pong)
+//   mpiexec -n 1 commit-cost --plan     what planning an irregular indexed type costs Loom
 //
 // Each commit is timed alone on a fresh copy of the type (MPI_Type_create_resized of a
 // committed original: the same typemap, not yet committed), and the median of many is kept.
@@ -423,10 +424,48 @@ int run_unplanned(bool quick) {
   return 0;
 }
 
+// What planning a type costs Loom (docs/commit.md): an indexed-block type of `blocks` floats with
+// gaps of 1-4 floats (a mesh's interface points, as SPECFEM3D's), new displacements each time so
+// that no plan is found by signature, planned through loom_type_is_accelerated; the median and
+// the fastest of `reps` plans, and per block.
+int run_plans(bool quick) {
+  const int reps = quick ? 10 : 60;
+  std::printf("%-36s %12s %12s %14s\n", "plan of indexed_block(n x 1 float)", "median us",
+              "fastest us", "median ns/block");
+  for (const int blocks : {256, 4096, 65536}) {
+    std::vector<int> displacements(static_cast<size_t>(blocks));
+    std::mt19937 random(12345);
+    int at = 0;
+    for (auto& d : displacements) d = at += 1 + static_cast<int>(random() % 4);
+    std::vector<double> took;
+    for (int r = 0; r < reps; ++r) {
+      displacements[0] = r;  // a new signature: built, not reused
+      MPI_Datatype t;
+      MPI_Type_create_indexed_block(blocks, 1, displacements.data(), MPI_FLOAT, &t);
+      MPI_Type_commit(&t);
+      const double start = now();
+      const int accelerated = loom_type_is_accelerated(t);
+      took.push_back(now() - start);
+      MPI_Type_free(&t);
+      if (!accelerated) {
+        std::fprintf(stderr, "commit-cost: Loom did not plan indexed_block(%d) (LOOM_DISABLE?)\n",
+                     blocks);
+        return 1;
+      }
+    }
+    char what[64];
+    std::snprintf(what, sizeof what, "n = %d", blocks);
+    const double m = median(took);
+    std::printf("%-36s %12.1f %12.1f %14.1f\n", what, m * 1e6,
+                *std::min_element(took.begin(), took.end()) * 1e6, m * 1e9 / blocks);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, churn = false, unplanned = false;
+  bool quick = false, churn = false, unplanned = false, plans = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick"))
       quick = true;
@@ -434,8 +473,10 @@ int main(int argc, char** argv) {
       churn = true;
     else if (!std::strcmp(argv[i], "--unplanned"))
       unplanned = true;
+    else if (!std::strcmp(argv[i], "--plan"))
+      plans = true;
     else {
-      std::fprintf(stderr, "usage: commit-cost [--quick] [--churn | --unplanned]\n");
+      std::fprintf(stderr, "usage: commit-cost [--quick] [--churn | --unplanned | --plan]\n");
       return 2;
     }
   }
@@ -447,6 +488,8 @@ int main(int argc, char** argv) {
     rc = run_churn(quick);
   else if (unplanned)
     rc = run_unplanned(quick);
+  else if (plans)
+    rc = rank == 0 ? run_plans(quick) : 0;
   else if (rank == 0)
     rc = run_commits(quick);
   MPI_Finalize();
