@@ -183,17 +183,20 @@ void estimate(MPI_Datatype type, UnplannedType& record) {
   int opened = 0;
   const int64_t entries = description_size(type, &opened);
   count(kContentsRead, static_cast<uint64_t>(opened));
-  const bool whole = outline.true_extent <= kVerifySpanBytes;
-  const int64_t span_checked = whole ? outline.true_extent : 0;
-  const int64_t packed_checked = whole ? outline.size : std::min(outline.size, kVerifySpanBytes);
+  // Hosts answer anything for an empty type's true extent (MPICH: negative, Open MPI: true_lb
+  // INT64_MAX); an empty type's check packs nothing.
+  const int64_t size = std::max<int64_t>(outline.size, 0);
+  const int64_t true_extent = size > 0 ? std::max<int64_t>(outline.true_extent, 0) : 0;
+  const bool whole = true_extent <= kVerifySpanBytes;
+  const int64_t span_checked = whole ? true_extent : 0;
+  const int64_t packed_checked = whole ? size : std::min(size, kVerifySpanBytes);
   uint64_t host_ticks = record.host_ticks.load(std::memory_order_relaxed);
   const bool reuse = outline_history().begin(hash, &host_ticks);
-  const double base =
-      (reuse ? kReuseCost : kBuildCost).base_ns(entries, span_checked, packed_checked);
+  const double base = (reuse ? kReuseCost : kBuildCost)
+                          .base_ns(std::max<int64_t>(entries, 0), span_checked, packed_checked);
   const double predicted = (reuse ? reuse_scale : build_scale).apply(base);
   record.host_ticks.store(host_ticks, std::memory_order_relaxed);
-  record.element_bytes.store(static_cast<uint64_t>(std::max<int64_t>(outline.size, 0)),
-                             std::memory_order_relaxed);
+  record.element_bytes.store(static_cast<uint64_t>(size), std::memory_order_relaxed);
   record.element_entries.store(static_cast<uint64_t>(std::max<int64_t>(entries, 0)),
                                std::memory_order_relaxed);
   record.predicted_ns.store(static_cast<uint64_t>(base), std::memory_order_relaxed);
