@@ -216,8 +216,13 @@ uint32_t Plan::compile(const types::Layout& items) {
     return op.kind == Op::Kind::Strided && op.size / op.block <= list_blocks;
   };
   if (std::any_of(level.pieces.begin(), level.pieces.end(), joins_list)) {
+    size_t blocks = 0;
+    for (const Piece& p : level.pieces)
+      blocks += joins_list(p) ? static_cast<size_t>(level.ops[static_cast<size_t>(p.op)].size /
+                                                    level.ops[static_cast<size_t>(p.op)].block)
+                              : 1;
     std::vector<Piece> expanded;
-    expanded.reserve(level.pieces.size());
+    expanded.reserve(blocks);
     for (const Piece& p : level.pieces) {
       if (!joins_list(p)) {
         expanded.push_back(p);
