@@ -75,9 +75,9 @@ constexpr double kHostCallNsAtMost = 1000, kHostNsPerByteAtMost = 0.5, kHostNsPe
 // kVerifySpanBytes a part per byte of its span (the scratch copy) and per byte it packs (the host
 // packs them, block by block: a per-byte bound of a per-block cost), for a larger one per byte
 // its parts pack. A signature planned before is reused: a fixed part and a part per entry.
-// Each model starts from a fit to the plans `loom-bench app` makes on the machine Loom was tuned
-// on, both hosts (docs/commit.md, "How Loom predicts a plan's cost"), and corrects it by every plan
-// it times (a running ratio of actual to predicted, in log space, clamped).
+// Each model starts from figures measured on the machine Loom was tuned on (docs/commit.md),
+// rounded up, and corrects them by every plan it times (a running ratio of actual to predicted,
+// in log space, clamped).
 struct PlanningCost {
   double fixed_ns, ns_per_entry, ns_per_span_byte, ns_per_packed_byte;
   double base_ns(int64_t entries, int64_t span_checked, int64_t packed_checked) const {
@@ -86,7 +86,7 @@ struct PlanningCost {
            ns_per_packed_byte * static_cast<double>(packed_checked);
   }
 };
-const PlanningCost kBuildCost{40000, 230, 0.13, 0.2}, kReuseCost{14500, 4, 0, 0};
+const PlanningCost kBuildCost{10000, 300, 0.1, 1.0}, kReuseCost{3000, 2, 0, 0};
 
 class LearnedScale {
  public:
