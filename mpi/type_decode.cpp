@@ -275,13 +275,28 @@ NodeRef decode_derived(const Contents& c, const std::function<NodeRef(size_t)>& 
       const int count = c.ints[0];
       const NodeRef element = child(0);
       const int64_t extent = extent_of(c.types[0]);
+      // Blocks of one short length share one node: an indexed type of thousands of blocks has a
+      // few lengths. A block of a contiguous element is one dense run, as canonicalize would make
+      // it.
+      const bool contiguous = element->kind == types::Node::Kind::Dense && element->size == extent;
+      NodeRef shared[64];
       std::vector<types::Placed> items;
       items.reserve(count);
       for (int i = 0; i < count; ++i) {
         const int64_t disp = c.combiner == MPI_COMBINER_INDEXED
                                  ? static_cast<int64_t>(c.ints[1 + count + i]) * extent
                                  : static_cast<int64_t>(c.addrs[i]);
-        items.push_back({disp, make_repeat(c.ints[1 + i], extent, element)});
+        const int length = c.ints[1 + i];
+        const auto make = [&] {
+          return contiguous ? make_dense(length * extent) : make_repeat(length, extent, element);
+        };
+        if (length >= 0 && length < 64) {
+          NodeRef& block = shared[length];
+          if (!block) block = make();
+          items.push_back({disp, block});
+        } else {
+          items.push_back({disp, make()});
+        }
       }
       return make_sequence(std::move(items));
     }
