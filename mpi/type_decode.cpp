@@ -662,10 +662,10 @@ bool type_signature(MPI_Datatype type, std::string* out) {
 
 namespace {
 
-// Memory for host_packs_same's checks, kept by each thread that plans. On fresh memory a check
-// paid a page fault per 4 KiB of the type's span, most of a subarray type's plan (WRF's 8 KiB
-// face over a 190 KiB span: 350 us, two thirds of it in the kernel). Mapped, not allocated:
-// the application's heap, and glibc's mmap threshold, stay as the application left them.
+// Memory for host_packs_same's checks, kept by each thread that plans: on fresh memory a check
+// paid a page fault per 4 KiB of the type's span, most of a subarray type's plan
+// (docs/commit.md, "What planning a type costs"). Mapped, not allocated: the application's heap,
+// and glibc's mmap threshold, stay as the application left them.
 class CheckScratch {
  public:
   CheckScratch() = default;
