@@ -662,6 +662,12 @@ bool type_signature(MPI_Datatype type, std::string* out) {
 
 namespace {
 
+// The check's pattern, words [from, to): bytes that differ from their neighbours', written a word
+// at a time, so a check costs about one pass over the type's span, not a loop per byte.
+void write_pattern(uint64_t* words, size_t from, size_t to) {
+  for (size_t k = from; k < to; ++k) words[k] = (k + 1) * 0x9E3779B97F4A7C15ull;
+}
+
 // Memory for host_packs_same's checks, kept by each thread that plans: on fresh memory a check
 // paid a page fault per 4 KiB of the type's span, most of a subarray type's plan
 // (docs/commit.md, "What planning a type costs"). Mapped, not allocated: the application's heap,
@@ -674,15 +680,13 @@ class CheckScratch {
   ~CheckScratch() {
     for (Region* r : {&pattern_, &packed_}) r->release();
   }
-  // `words` words of the check's pattern (word k holds (k + 1) * 0x9E3779B97F4A7C15): written
-  // once, and only read by the packs that follow, so a later check reuses them as they are.
+  // `words` words of the check's pattern (write_pattern): written once, and only read by the
+  // packs that follow, so a later check reuses them as they are.
   const uint64_t* pattern(size_t words) {
-    if (words > pattern_.bytes / 8) {
-      if (words * 8 > kKeptBytes || !pattern_.grow(words * 8)) return nullptr;
-    }
+    if (words > pattern_.bytes / 8 && (words * 8 > kKeptBytes || !pattern_.grow(words * 8)))
+      return nullptr;
     auto* w = reinterpret_cast<uint64_t*>(pattern_.data);
-    for (; patterned_ < words; ++patterned_)
-      w[patterned_] = (patterned_ + 1) * 0x9E3779B97F4A7C15ull;
+    if (patterned_ < words) write_pattern(w, patterned_, words), patterned_ = words;
     return w;
   }
   // Two buffers of `bytes` each, filled with 0xA5.
@@ -703,9 +707,7 @@ class CheckScratch {
     // at every check), keeping what the region holds.
     bool grow(size_t want) {
       const size_t page = 4096;
-      const size_t rounded =
-          std::min(std::max(want, 2 * bytes), std::max(want, kKeptBytes)) + page - 1;
-      const size_t to = rounded / page * page;
+      const size_t to = (std::max(want, std::min(2 * bytes, kKeptBytes)) + page - 1) / page * page;
       void* p = data
                     ? mremap(data, bytes, to, MREMAP_MAYMOVE)
                     : mmap(nullptr, to, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -744,10 +746,9 @@ bool host_packs_same(MPI_Datatype type, int64_t size, int64_t true_lb, int64_t t
                      const std::function<void(const void* base, void* packed)>& loom_pack) {
   if (size <= 0) return true;
   if (size > INT_MAX) return false;
-  // The scratch copy stands where the type's bytes start: a pattern whose bytes differ from
-  // their neighbours', written a word at a time, so the check costs about one pass over the
-  // type's span, not a loop per byte. Kept per thread (CheckScratch); a check larger than it
-  // keeps, or one that finds it in use, gets memory of its own.
+  // The scratch copy, holding the pattern, stands where the type's bytes start. Kept per thread
+  // (CheckScratch); a check larger than it keeps, or one that finds it in use, gets memory of
+  // its own.
   const size_t words = std::max<size_t>((static_cast<size_t>(true_extent) + 7) / 8, 1);
   const size_t packed = static_cast<size_t>(size);
   CheckScratch& scratch = check_scratch;
@@ -761,7 +762,7 @@ bool host_packs_same(MPI_Datatype type, int64_t size, int64_t true_lb, int64_t t
   std::unique_ptr<unsigned char[]> own_bytes;
   if (!user || !bytes) {
     own_user.reset(new uint64_t[words]);
-    for (size_t k = 0; k < words; ++k) own_user[k] = (k + 1) * 0x9E3779B97F4A7C15ull;
+    write_pattern(own_user.get(), 0, words);
     own_bytes.reset(new unsigned char[2 * packed]);
     std::memset(own_bytes.get(), 0xA5, 2 * packed);
     user = own_user.get(), bytes = own_bytes.get();
