@@ -10,6 +10,7 @@
 #include "model/model.hpp"
 #include "mpi/host_identity.hpp"
 #include "mpi/type_decode.hpp"
+#include "mpi/type_registry.hpp"
 #include "ops/method.hpp"
 #include "types/ir.hpp"
 
@@ -42,4 +43,13 @@ extern "C" int loom_testing_type_layout(MPI_Datatype type, int64_t* words, int c
   const int n = static_cast<int>(encoded.size());
   if (words && n <= capacity) std::copy(encoded.begin(), encoded.end(), words);
   return n;
+}
+
+extern "C" int loom_testing_unplanned_host_time(MPI_Datatype type, double* host_us) {
+  const loom::mpi::TypeUse use = loom::mpi::use_type(type);
+  if (!use.unplanned) return 0;
+  if (host_us)
+    *host_us = 1e-3 * static_cast<double>(use.unplanned->host_ticks.load()) /
+               loom::mpi::clock_ticks_per_ns();
+  return 1;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mpi/host.hpp"
+#include "mpi/type_registry.hpp"
 #include "runtime/runtime.hpp"
 
 namespace loom::mpi {
@@ -357,13 +358,41 @@ void count_wait() {
 // (Completion::statuses, `status_count` of them), and then `finish(completion, collected, rc)`
 // finishes Loom's part of what completed.
 template <typename HostCall, typename Finish>
-int complete(MPI_Request requests[], int count, MPI_Status* statuses, int status_count,
-             HostCall host_call, Finish finish) {
+int complete_untimed(MPI_Request requests[], int count, MPI_Status* statuses, int status_count,
+                     HostCall& host_call, Finish& finish) {
   if (table().empty()) return host_call(statuses);
   Completion c(requests, count);
   if (!c.any_ours()) return host_call(statuses);
   MPI_Status* mine = c.statuses(status_count, statuses);
   return finish(c, mine, host_call(mine));
+}
+
+// Which of a completion call's requests it completed (for credit_completed): the `count`
+// requests at `indices`, or the first `count` when `indices` is null.
+struct Completed {
+  const int* indices = nullptr;
+  int count = 0;
+};
+
+// The same, where this thread has non-blocking messages of unplanned types in flight
+// (host_messages_pending): the call is timed, and `completed(rc)` says which requests its
+// duration is shared among. The handles are copied first (the host nulls them), up to
+// kCreditedRequests of them; later ones go uncredited.
+constexpr int kCreditedRequests = 256;
+template <typename HostCall, typename Finish, typename Done>
+int complete(MPI_Request requests[], int count, MPI_Status* statuses, int status_count,
+             HostCall host_call, Finish finish, Done completed) {
+  if (!host_messages_pending() || count <= 0 || !requests)
+    return complete_untimed(requests, count, statuses, status_count, host_call, finish);
+  MPI_Request handles[kCreditedRequests];
+  const int copied = std::min(count, kCreditedRequests);
+  std::copy(requests, requests + copied, handles);
+  const uint64_t start = host_clock();
+  const int rc = complete_untimed(requests, count, statuses, status_count, host_call, finish);
+  const uint64_t end = host_clock();
+  const Completed done = completed(rc);
+  credit_completed(handles, copied, done.indices, done.count, end > start ? end - start : 0);
+  return rc;
 }
 
 }  // namespace
@@ -379,6 +408,9 @@ int wait(MPI_Request* request, MPI_Status* status) {
       [](Completion& c, MPI_Status* mine, int rc) {
         const int op_rc = c.finish(0, mine, rc);
         return rc != MPI_SUCCESS ? rc : op_rc;
+      },
+      [](int rc) {
+        return Completed{nullptr, rc == MPI_SUCCESS ? 1 : 0};
       });
 }
 
@@ -388,6 +420,9 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
       [&](Completion& c, MPI_Status* mine, int rc) {
         const int op_rc = *flag ? c.finish(0, mine, rc) : MPI_SUCCESS;
         return rc != MPI_SUCCESS ? rc : op_rc;
+      },
+      [&](int rc) {
+        return Completed{nullptr, rc == MPI_SUCCESS && *flag ? 1 : 0};
       });
 }
 
@@ -412,6 +447,15 @@ int finish_some(Completion& c, int outcount, const int* indices, MPI_Status* min
   return rc;
 }
 
+Completed completed_any(int rc, const int* index, int flag) {
+  return rc == MPI_SUCCESS && flag && *index != MPI_UNDEFINED ? Completed{index, 1} : Completed{};
+}
+
+Completed completed_some(int rc, const int* indices, int outcount) {
+  return rc == MPI_SUCCESS && outcount != MPI_UNDEFINED ? Completed{indices, outcount}
+                                                        : Completed{};
+}
+
 // Waitany/Testany: `index` is MPI_UNDEFINED when nothing (active) completed.
 int finish_any(Completion& c, const int* index, MPI_Status* mine, int rc) {
   const int op_rc = *index != MPI_UNDEFINED ? c.finish(*index, mine, rc) : MPI_SUCCESS;
@@ -425,7 +469,10 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   return complete(
       requests, count, statuses, count,
       [&](MPI_Status* into) { return host().Waitall(count, requests, into); },
-      [&](Completion& c, MPI_Status* mine, int rc) { return finish_all(c, count, mine, rc); });
+      [&](Completion& c, MPI_Status* mine, int rc) { return finish_all(c, count, mine, rc); },
+      [&](int rc) {
+        return Completed{nullptr, rc == MPI_SUCCESS ? count : 0};
+      });
 }
 
 int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
@@ -435,6 +482,9 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
       [&](Completion& c, MPI_Status* mine, int rc) {
         if (!*flag && rc == MPI_SUCCESS) return rc;
         return finish_all(c, count, mine, rc);
+      },
+      [&](int rc) {
+        return Completed{nullptr, rc == MPI_SUCCESS && *flag ? count : 0};
       });
 }
 
@@ -443,7 +493,8 @@ int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   return complete(
       requests, count, status, 1,
       [&](MPI_Status* into) { return host().Waitany(count, requests, index, into); },
-      [&](Completion& c, MPI_Status* mine, int rc) { return finish_any(c, index, mine, rc); });
+      [&](Completion& c, MPI_Status* mine, int rc) { return finish_any(c, index, mine, rc); },
+      [&](int rc) { return completed_any(rc, index, 1); });
 }
 
 int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
@@ -453,7 +504,8 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
       [&](Completion& c, MPI_Status* mine, int rc) {
         if (!*flag) return rc;
         return finish_any(c, index, mine, rc);
-      });
+      },
+      [&](int rc) { return completed_any(rc, index, *flag); });
 }
 
 int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
@@ -464,7 +516,8 @@ int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
       [&](MPI_Status* into) { return host().Waitsome(incount, requests, outcount, indices, into); },
       [&](Completion& c, MPI_Status* mine, int rc) {
         return finish_some(c, *outcount, indices, mine, rc);
-      });
+      },
+      [&](int rc) { return completed_some(rc, indices, *outcount); });
 }
 
 int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
@@ -474,7 +527,8 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
       [&](MPI_Status* into) { return host().Testsome(incount, requests, outcount, indices, into); },
       [&](Completion& c, MPI_Status* mine, int rc) {
         return finish_some(c, *outcount, indices, mine, rc);
-      });
+      },
+      [&](int rc) { return completed_some(rc, indices, *outcount); });
 }
 
 // Completion without freeing: Loom finishes its part now (the user may read the buffer

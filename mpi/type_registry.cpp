@@ -678,29 +678,91 @@ const TypePlan* plan_now(MPI_Datatype type) {
   return registry().find(type, &known, true).plan;
 }
 
-void note_host_time(MPI_Datatype type, UnplannedType& record, uint64_t took, int64_t elements) {
-  if (record.key.load(std::memory_order_relaxed) != handle_key(type)) return;  // gone meanwhile
-  uint64_t credit = took;
-  if (elements >= 0) {
-    const double n = static_cast<double>(elements);
-    const double bytes =
-        n * static_cast<double>(record.element_bytes.load(std::memory_order_relaxed));
-    const double entries =
-        n * static_cast<double>(record.element_entries.load(std::memory_order_relaxed));
-    credit = std::min<uint64_t>(
-        credit, static_cast<uint64_t>((kHostCallNsAtMost + bytes * kHostNsPerByteAtMost +
-                                       entries * kHostNsPerEntryAtMost) *
-                                      clock_ticks_per_ns()));
-  }
+namespace {
+
+// The most host time (ticks) a call of `elements` elements of `record`'s type counts
+// (note_host_time); no limit for elements < 0.
+uint64_t host_time_cap(const UnplannedType& record, int64_t elements) {
+  if (elements < 0) return ~uint64_t{0};
+  const double n = static_cast<double>(elements);
+  const double bytes =
+      n * static_cast<double>(record.element_bytes.load(std::memory_order_relaxed));
+  const double entries =
+      n * static_cast<double>(record.element_entries.load(std::memory_order_relaxed));
+  return static_cast<uint64_t>(
+      (kHostCallNsAtMost + bytes * kHostNsPerByteAtMost + entries * kHostNsPerEntryAtMost) *
+      clock_ticks_per_ns());
+}
+
+// Adds `credit` ticks to the record of `type`, planning it once they reach its budget.
+void add_host_time(MPI_Datatype type, UnplannedType& record, uint64_t credit) {
   const uint64_t host = record.host_ticks.load(std::memory_order_relaxed) + credit;
   record.host_ticks.store(host, std::memory_order_relaxed);
-  record.uses.store(record.uses.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   uint64_t budget = record.budget_ticks.load(std::memory_order_relaxed);
   if (budget == 0) {  // recommitted under this thread's cached lookup
     estimate(type, record);
     budget = record.budget_ticks.load(std::memory_order_relaxed);
   }
   if (host >= budget) plan_now(type);
+}
+
+// The thread's non-blocking messages of unplanned types (type_registry.hpp,
+// host_messages_pending): direct-mapped by request handle, a newer request taking its slot.
+struct PendingHostMessage {
+  MPI_Request request;
+  MPI_Datatype type;
+  UnplannedType* record;
+  uint64_t outline;  // the record's outline when noted: a handle freed and reused is not credited
+  uint64_t room;     // ticks the message may still count
+};
+constexpr int kPendingSlotBits = 7;
+struct PendingHostMessages {
+  PendingHostMessage slots[1 << kPendingSlotBits] = {};
+  static size_t slot_of(MPI_Request request) {
+    uint64_t k = 0;
+    std::memcpy(&k, &request, std::min(sizeof k, sizeof request));
+    return static_cast<size_t>((k * 0x9E3779B97F4A7C15ull) >> (64 - kPendingSlotBits));
+  }
+};
+thread_local std::unique_ptr<PendingHostMessages> pending_table;
+
+}  // namespace
+
+void detail::note_pending_host_message(MPI_Request request, MPI_Datatype type,
+                                       UnplannedType& record, int64_t elements, uint64_t counted) {
+  if (record.key.load(std::memory_order_relaxed) != handle_key(type)) return;  // planned meanwhile
+  const uint64_t cap = host_time_cap(record, elements);
+  if (cap <= counted) return;
+  if (!pending_table) pending_table = std::make_unique<PendingHostMessages>();
+  PendingHostMessage& slot = pending_table->slots[PendingHostMessages::slot_of(request)];
+  if (!slot.record) ++detail::pending_host_messages;
+  slot = {request, type, &record, record.outline.load(std::memory_order_relaxed), cap - counted};
+}
+
+void credit_completed(const MPI_Request* handles, int n, const int* indices, int completed,
+                      uint64_t took) {
+  if (!pending_table || completed <= 0) return;
+  const uint64_t share = took / static_cast<uint64_t>(completed);
+  for (int k = 0; k < completed && detail::pending_host_messages > 0; ++k) {
+    const int i = indices ? indices[k] : k;
+    if (i < 0 || i >= n || handles[i] == MPI_REQUEST_NULL) continue;
+    PendingHostMessage& slot = pending_table->slots[PendingHostMessages::slot_of(handles[i])];
+    if (!slot.record || slot.request != handles[i]) continue;
+    const PendingHostMessage m = slot;
+    slot = {};
+    --detail::pending_host_messages;
+    if (m.record->key.load(std::memory_order_relaxed) == handle_key(m.type) &&
+        m.record->outline.load(std::memory_order_relaxed) == m.outline)
+      add_host_time(m.type, *m.record, std::min(share, m.room));
+  }
+}
+
+uint64_t note_host_time(MPI_Datatype type, UnplannedType& record, uint64_t took, int64_t elements) {
+  if (record.key.load(std::memory_order_relaxed) != handle_key(type)) return 0;  // gone meanwhile
+  const uint64_t credit = std::min(took, host_time_cap(record, elements));
+  record.uses.store(record.uses.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  add_host_time(type, record, credit);
+  return credit;
 }
 
 void plan_at_first_use(bool on) {

@@ -177,8 +177,45 @@ const TypePlan* plan_now(MPI_Datatype type);
 // a call's time. A call of `elements` elements (>= 0) counts at most what the host could spend on
 // them (a call's overhead, kHostNsPerByteAtMost a byte and kHostNsPerEntryAtMost an entry of the
 // type's description, a proxy for its blocks): a blocking call's wait for its peer is not time
-// Loom could save. Collectives (elements < 0) count their duration.
-void note_host_time(MPI_Datatype type, UnplannedType& record, uint64_t took, int64_t elements);
+// Loom could save. Collectives (elements < 0) count their duration. Returns the ticks it counted.
+uint64_t note_host_time(MPI_Datatype type, UnplannedType& record, uint64_t took, int64_t elements);
+
+// Non-blocking messages of types not planned yet. The host may do a message's work after its
+// MPI_Isend or MPI_Irecv returned, inside the completion call (MPICH and Open MPI pack and
+// unpack rendezvous messages in MPI_Wait*), so timing the posting call alone would never pay
+// for their plan. The request of such a message is noted in a small table of the posting
+// thread, and the completion call on that thread that completes it credits the message its
+// share of the call's duration, within what the host could spend on the message (the cap of
+// note_host_time, less what its posting call counted). Fixed size, no allocation per message:
+// a request whose slot another takes, or that another thread completes, is not credited (the
+// plan comes later, never sooner).
+namespace detail {
+[[gnu::tls_model("initial-exec")]] inline thread_local int pending_host_messages = 0;
+void note_pending_host_message(MPI_Request request, MPI_Datatype type, UnplannedType& record,
+                               int64_t elements, uint64_t counted);
+}  // namespace detail
+inline bool host_messages_pending() {
+  return detail::pending_host_messages != 0;
+}
+// A completion call completed the requests `handles[i]` for the `completed` indices i of
+// `indices` (all n when `indices` is null; the handles as they were before the call), in `took`
+// ticks: each of them noted above gets its share.
+void credit_completed(const MPI_Request* handles, int n, const int* indices, int completed,
+                      uint64_t took);
+
+// A non-blocking call of an unplanned type that returns a request: timed like UnplannedCall,
+// and its request noted for the completion call.
+template <typename Call>
+int run_unplanned_nonblocking(MPI_Datatype type, UnplannedType& record, int64_t elements,
+                              MPI_Request* request, Call&& call) {
+  const uint64_t start = host_clock();
+  const int rc = call();
+  const uint64_t end = host_clock();
+  const uint64_t counted = note_host_time(type, record, end > start ? end - start : 0, elements);
+  if (rc == MPI_SUCCESS && request && *request != MPI_REQUEST_NULL)
+    detail::note_pending_host_message(*request, type, record, elements, counted);
+  return rc;
+}
 
 // The host's call for datatypes Loom has not planned yet (added with add()): run() times it and
 // shares its duration between them (note_host_time); with none added, run() is the call alone.

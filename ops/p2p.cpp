@@ -65,6 +65,15 @@ template <typename Call>
   return timed.run(call);
 }
 
+// The same for a non-blocking call whose request the host returns: the completion call that
+// completes it credits the rest of the message's host time (run_unplanned_nonblocking).
+template <typename Call>
+[[gnu::always_inline]] inline int host_call_later(MPI_Datatype type, const Route& r,
+                                                  MPI_Request* request, Call&& call) {
+  if (r.unplanned) return run_unplanned_nonblocking(type, *r.unplanned, r.elements, request, call);
+  return call();
+}
+
 // Blocking calls are one-way traffic for the model; non-blocking and send-receive calls are
 // exchanges, where the peer is taken to send at the same time (model/model.hpp, Traffic).
 constexpr model::Traffic kBlocking = model::Traffic::OneWay;
@@ -393,8 +402,8 @@ int nonblocking_send(NonblockingSend host_send, Timing timing, const void* buf, 
   }
   const Route r = route(buf, count, type, comm, dest, true, kOverlapping, timing);
   if (!r || !request)
-    return host_call(type, r,
-                     [&] { return host_send(buf, count, type, dest, tag, comm, request); });
+    return host_call_later(type, r, request,
+                           [&] { return host_send(buf, count, type, dest, tag, comm, request); });
   Outgoing out = stage_send(r, buf, count, type, host_send != host().Ibsend);
   const int rc = host_send(out.buf, out.count, out.type, dest, tag, comm, request);
   if (rc == MPI_SUCCESS)
@@ -481,8 +490,9 @@ using LaterReceive = decltype(HostMpi::Irecv);
   if (!shared || !request) {
     // A persistent receive's set-up moves no data: not time towards the type's plan.
     if (persistent) return host_receive(buf, count, type, source, tag, comm, request);
-    return host_call(type, r,
-                     [&] { return host_receive(buf, count, type, source, tag, comm, request); });
+    return host_call_later(type, r, request, [&] {
+      return host_receive(buf, count, type, source, tag, comm, request);
+    });
   }
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   const PackedWire wire(r.bytes);
@@ -752,7 +762,9 @@ int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Re
                       ? route(buf, count, type, MPI_COMM_WORLD, MPI_ANY_SOURCE, false, kOverlapping)
                       : (count_host_side(count, type, MPI_PROC_NULL, false), Route{});
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
-  if (!shared || !request) return host().Imrecv(buf, count, type, message, request);
+  if (!shared || !request)
+    return host_call_later(type, r, request,
+                           [&] { return host().Imrecv(buf, count, type, message, request); });
   StagingBuffer staging(static_cast<size_t>(r.bytes), r.device);
   const PackedWire wire(r.bytes);
   const int rc = host().Imrecv(staging.data(), wire.count(), wire.type(), message, request);

@@ -35,6 +35,10 @@ int loom_testing_host_settings(char* buf, int buflen);
  * it is at most `capacity`. -1 when Loom does not handle the type. */
 int loom_testing_type_layout(MPI_Datatype type, int64_t* words, int capacity);
 
+/* A committed type Loom has not planned yet: 1, and the host time its calls have counted towards
+ * its plan so far in *host_us (lazy planning, docs/commit.md); 0 for any other type. */
+int loom_testing_unplanned_host_time(MPI_Datatype type, double* host_us);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "loom/loom.h"
+#include "loom/testing.h"
 #include "tests/mpi/gtest_mpi.hpp"
 
 namespace {
@@ -337,6 +338,72 @@ TEST(LazyPlanning, LongLivedTypeIsPlannedOnceItPays) {
   round_trip(true, send.data(), type, through_host.data(), type);
   EXPECT_EQ(through_loom, through_host);
   EXPECT_EQ(loom_type_is_accelerated(type), 1);
+  MPI_Type_free(&type);
+}
+
+// Non-blocking messages of a type not planned yet: the host does much of their work inside the
+// completion call (it packs and unpacks rendezvous messages there), so the completion call that
+// completes them counts its time towards the type's plan, whichever completion call it is, and
+// the bytes arrive as the host's would. The type is an indexed type of many blocks, whose budget
+// these few messages do not reach.
+TEST(LazyPlanning, CompletionCallsCountTowardsThePlan) {
+  const int blocks = 20000;
+  std::vector<int> displacements(blocks);
+  for (int i = 0; i < blocks; ++i) displacements[i] = 2 * i + (i % 3 == 0);
+  MPI_Datatype type;
+  MPI_Type_create_indexed_block(blocks, 1, displacements.data(), MPI_DOUBLE, &type);
+  MPI_Type_commit(&type);
+  const int rank = rank_of_world(), peer = 1 - rank;
+  const std::vector<double> send = pattern(2 * blocks + 1, 5 + rank);
+  std::vector<double> through_loom(send.size(), -1), through_host(send.size(), -1);
+  const Counters before = Counters::now();
+  double posted = 0, completed = 0;
+  // The host time counted once both requests are posted (and the peer's are), and after the
+  // completion call `complete` ran.
+  auto exchange = [&](auto&& complete) {
+    MPI_Request requests[2];
+    ASSERT_EQ(MPI_Irecv(through_loom.data(), 1, type, peer, 9, MPI_COMM_WORLD, &requests[0]),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Isend(send.data(), 1, type, peer, 9, MPI_COMM_WORLD, &requests[1]), MPI_SUCCESS);
+    if (lazy()) {
+      ASSERT_EQ(loom_testing_unplanned_host_time(type, &posted), 1);
+    }
+    PMPI_Barrier(MPI_COMM_WORLD);
+    complete(requests);
+    if (lazy()) {
+      ASSERT_EQ(loom_testing_unplanned_host_time(type, &completed), 1);
+      EXPECT_GT(completed, posted) << "the completion call counted nothing";
+    }
+  };
+  exchange([](MPI_Request* r) { ASSERT_EQ(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), MPI_SUCCESS); });
+  exchange([](MPI_Request* r) {
+    for (int left = 2; left > 0; --left) {
+      int index = MPI_UNDEFINED;
+      ASSERT_EQ(MPI_Waitany(2, r, &index, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    }
+  });
+  exchange([](MPI_Request* r) {
+    ASSERT_EQ(MPI_Wait(&r[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
+    int flag = 0;
+    while (!flag) ASSERT_EQ(MPI_Test(&r[0], &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  });
+  exchange([](MPI_Request* r) {
+    int outcount = 0, indices[2], done = 0;
+    while (done < 2) {
+      ASSERT_EQ(MPI_Waitsome(2, r, &outcount, indices, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+      done += outcount;
+    }
+  });
+  const Counters d = Counters::now().since(before);
+  EXPECT_EQ(d.sends, 4u);
+  EXPECT_EQ(d.recvs, 4u);
+  if (lazy()) {
+    EXPECT_EQ(d.decoded + d.reused, 0u) << "planned before its budget";
+    EXPECT_EQ(d.send_unplanned, 4u);
+    EXPECT_EQ(d.recv_unplanned, 4u);
+  }
+  round_trip(true, send.data(), type, through_host.data(), type);
+  EXPECT_EQ(through_loom, through_host);
   MPI_Type_free(&type);
 }
 
