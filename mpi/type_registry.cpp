@@ -150,6 +150,29 @@ class OutlineHistory {
     Seen& s = seen_[outline];
     if (!s.missed) s.pooled_ticks += host_ticks;
   }
+  // A type of `outline` freed after `calls` messages, `host_calls` of them served by the host
+  // before its plan in `host_ticks` in all.
+  void lived(uint64_t outline, uint64_t calls, uint64_t host_calls, uint64_t host_ticks) {
+    if (!calls) return;
+    std::lock_guard lock(mutex_);
+    if (seen_.size() >= kMaxOutlines && !seen_.count(outline)) seen_.clear();
+    Seen& s = seen_[outline];
+    s.lives[s.lives_seen++ % kLives] = calls;
+    if (host_calls)
+      s.ticks_per_call = static_cast<double>(host_ticks) / static_cast<double>(host_calls);
+  }
+  // What the last types of `outline` say a new one will take of the host's time over its life:
+  // the shortest of their last kLives lives, at the host's time per call they were seen to take;
+  // 0 when they have not said yet.
+  double expected_life_ticks(uint64_t outline) {
+    std::lock_guard lock(mutex_);
+    auto it = seen_.find(outline);
+    if (it == seen_.end() || it->second.lives_seen == 0) return 0;
+    const Seen& s = it->second;
+    const uint64_t n = std::min<uint64_t>(s.lives_seen, kLives);
+    const uint64_t shortest = *std::min_element(s.lives, s.lives + n);
+    return static_cast<double>(shortest) * s.ticks_per_call;
+  }
   // A type of `outline` planned: its plan found by signature (`reused`) or built.
   void planned(uint64_t outline, bool reused) {
     std::lock_guard lock(mutex_);
@@ -161,10 +184,14 @@ class OutlineHistory {
   }
 
  private:
+  static constexpr uint64_t kLives = 4;
   struct Seen {
     uint64_t planned = 0;
     uint64_t pooled_ticks = 0;
     bool missed = false;
+    uint64_t lives[kLives] = {};  // messages of the last types freed, the latest at lives_seen - 1
+    uint64_t lives_seen = 0;
+    double ticks_per_call = 0;  // the host's, before a plan, of the last type that said
   };
   std::mutex mutex_;
   std::unordered_map<uint64_t, Seen> seen_;
@@ -190,8 +217,10 @@ void estimate(MPI_Datatype type, UnplannedType& record) {
   const bool whole = true_extent <= kVerifySpanBytes;
   const int64_t span_checked = whole ? true_extent : 0;
   const int64_t packed_checked = whole ? size : std::min(size, kVerifySpanBytes);
-  uint64_t host_ticks = record.host_ticks.load(std::memory_order_relaxed);
+  const uint64_t own_ticks = record.host_ticks.load(std::memory_order_relaxed);
+  uint64_t host_ticks = own_ticks;
   const bool reuse = outline_history().begin(hash, &host_ticks);
+  record.carried_ticks.store(host_ticks - own_ticks, std::memory_order_relaxed);
   const double base = (reuse ? kReuseCost : kBuildCost)
                           .base_ns(std::max<int64_t>(entries, 0), span_checked, packed_checked);
   const double predicted = (reuse ? reuse_scale : build_scale).apply(base);
@@ -211,8 +240,17 @@ void estimate(MPI_Datatype type, UnplannedType& record) {
                  reuse ? "a plan made before for its outline" : "its plan", 1e-3 * predicted,
                  1e-3 * base, 1e-3 * kPaybackFactor * predicted,
                  1e-3 * static_cast<double>(host_ticks) / clock_ticks_per_ns());
-  record.budget_ticks.store(std::max<uint64_t>(1, static_cast<uint64_t>(kPaybackFactor * predicted *
-                                                                        clock_ticks_per_ns())),
+  const double budget = kPaybackFactor * predicted * clock_ticks_per_ns();
+  // Earlier types of the outline lived long enough that the plan pays within this one's expected
+  // life, as the rule asks of the time already spent: planned at its first call.
+  const double expected = outline_history().expected_life_ticks(hash);
+  const bool pays_in_life = expected >= budget;
+  if (pays_in_life && config().debug)
+    std::fprintf(stderr,
+                 "loom: types of its outline lived %.1f us of host time: planned at its first "
+                 "call\n",
+                 1e-3 * expected / clock_ticks_per_ns());
+  record.budget_ticks.store(pays_in_life ? 1 : std::max<uint64_t>(1, static_cast<uint64_t>(budget)),
                             std::memory_order_relaxed);
 }
 
@@ -224,6 +262,7 @@ void reset(UnplannedType& record) {
   record.predicted_ns.store(0, std::memory_order_relaxed);
   record.predicted_reuse.store(0, std::memory_order_relaxed);
   record.outline.store(0, std::memory_order_relaxed);
+  record.carried_ticks.store(0, std::memory_order_relaxed);
   record.uses.store(0, std::memory_order_relaxed);
 }
 
@@ -233,6 +272,23 @@ std::shared_ptr<const TypePlan> build_plan(MPI_Datatype type);
 // entries are erased before the host frees the handle. Every change bumps `epoch`,
 // which lets each thread keep its recent lookups without taking the lock.
 //
+// What a freed type's life showed of its outline (OutlineHistory): its host calls before any plan
+// and their time (its own: host_ticks less what it carried), and all its messages.
+struct FreedLife {
+  uint64_t outline = 0, host_ticks = 0, host_calls = 0, messages = 0;
+  uint64_t pooled_ticks = 0;  // unplanned: all its host time, carried included, for the next
+  static uint64_t own_ticks(const UnplannedType& r) {
+    const uint64_t all = r.host_ticks.load(std::memory_order_relaxed);
+    const uint64_t carried = r.carried_ticks.load(std::memory_order_relaxed);
+    return all > carried ? all - carried : 0;
+  }
+  static FreedLife of(const UnplannedType& r) {
+    const uint64_t uses = r.uses.load(std::memory_order_relaxed);
+    return {r.outline.load(std::memory_order_relaxed), own_ticks(r), uses, uses,
+            r.host_ticks.load(std::memory_order_relaxed)};
+  }
+};
+
 // MPI_Type_commit only records the handle, in CommittedHandles below; the registry holds the
 // handles Loom planned (and named types, planned at their first use), and the few committed
 // handles that found no room there, each with its record from a pool.
@@ -290,6 +346,10 @@ class TypeRegistry {
                          1e-3 *
                              static_cast<double>(r.budget_ticks.load(std::memory_order_relaxed)) /
                              clock_ticks_per_ns());
+          e.outline = r.outline.load(std::memory_order_relaxed);
+          e.calls_before_plan = r.uses.load(std::memory_order_relaxed);
+          e.host_ticks_before_plan = FreedLife::own_ticks(r);
+          e.messages_at_plan = made ? made->messages.load(std::memory_order_relaxed) : 0;
           release_record(e.record);
           e.record = nullptr;
         }
@@ -322,7 +382,7 @@ class TypeRegistry {
       for (auto field :
            {&UnplannedType::host_ticks, &UnplannedType::budget_ticks, &UnplannedType::element_bytes,
             &UnplannedType::predicted_ns, &UnplannedType::predicted_reuse, &UnplannedType::outline,
-            &UnplannedType::uses})
+            &UnplannedType::carried_ticks, &UnplannedType::uses})
         (e.record->*field)
             .store((carried->*field).load(std::memory_order_relaxed), std::memory_order_relaxed);
     detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
@@ -361,16 +421,22 @@ class TypeRegistry {
 
   // False when the registry did not know `type`; `*waiting`: it had not been planned, and then
   // `*left` is what its record had counted (its outline and host time), if it had one.
-  bool erase(MPI_Datatype type, bool* waiting, UnplannedType* left) {
+  // Forgets `type`; `*left` gets its life: what its record had counted, or, for a type planned
+  // after waiting, that and its messages since.
+  bool erase(MPI_Datatype type, bool* waiting, FreedLife* left) {
     std::unique_lock lock(mutex_);
     auto it = entries_.find(type);
     if (it == entries_.end()) return false;
-    *waiting = !it->second.built;
-    if (UnplannedType* r = it->second.record) {
-      left->outline.store(r->outline.load(std::memory_order_relaxed), std::memory_order_relaxed);
-      left->host_ticks.store(r->host_ticks.load(std::memory_order_relaxed),
-                             std::memory_order_relaxed);
+    const Entry& e = it->second;
+    *waiting = !e.built;
+    if (UnplannedType* r = e.record) {
+      *left = FreedLife::of(*r);
       release_record(r);
+    } else if (e.built && e.outline) {
+      const uint64_t planned = e.plan ? e.plan->messages.load(std::memory_order_relaxed) : 0;
+      *left = {
+          e.outline, e.host_ticks_before_plan, e.calls_before_plan,
+          e.calls_before_plan + (planned > e.messages_at_plan ? planned - e.messages_at_plan : 0)};
     }
     entries_.erase(it);
     detail::registry_epoch.fetch_add(1, std::memory_order_acq_rel);
@@ -384,6 +450,9 @@ class TypeRegistry {
     bool committed;         // by MPI_Type_commit: counted in TypesAccelerated once built
     uint64_t generation;    // tells a rebuilt or re-committed handle from the one a build began on
     UnplannedType* record;  // not built yet, under lazy planning: its uses so far
+    // Planned after waiting: its outline, the host's calls and time before the plan, and the
+    // plan's message count then (TypePlan::messages), for OutlineHistory::lived.
+    uint64_t outline = 0, calls_before_plan = 0, host_ticks_before_plan = 0, messages_at_plan = 0;
   };
   // Records live in a pool and are never freed: a thread's cached lookup may still read one after
   // its entry is gone (it then no longer names the handle, and the lookup misses).
@@ -786,21 +855,18 @@ void record_commit(MPI_Datatype type) {
 void forget_type(MPI_Datatype type) {
   forget_constructed(type);
   // Both: a type planned and then committed again is in each.
-  UnplannedType left;
-  if (const UnplannedType* slot = committed_handles().find(type)) {
-    left.outline.store(slot->outline.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    left.host_ticks.store(slot->host_ticks.load(std::memory_order_relaxed),
-                          std::memory_order_relaxed);
-  }
+  FreedLife left;
+  if (const UnplannedType* slot = committed_handles().find(type)) left = FreedLife::of(*slot);
   const bool in_table = committed_handles().remove(type);
   bool waiting = false;
   const bool in_registry = registry().erase(type, &waiting, &left);
   if ((in_table && !in_registry) || (in_registry && waiting)) {
     count(kFreedUnplanned);
-    const uint64_t outline = left.outline.load(std::memory_order_relaxed);
-    const uint64_t host_ticks = left.host_ticks.load(std::memory_order_relaxed);
-    if (outline && host_ticks) outline_history().freed_unplanned(outline, host_ticks);
+    if (left.outline && left.pooled_ticks)
+      outline_history().freed_unplanned(left.outline, left.pooled_ticks);
   }
+  if (left.outline)
+    outline_history().lived(left.outline, left.messages, left.host_calls, left.host_ticks);
 }
 
 void record_duplicate(MPI_Datatype oldtype, MPI_Datatype newtype) {

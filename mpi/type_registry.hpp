@@ -66,7 +66,17 @@ struct TypePlan {
   mutable std::atomic<uint32_t> wait_left[model::kTraffics][model::kLocalities][2][64] = {};
   mutable std::mutex trial_mutex;
   mutable std::map<int, model::MethodTrial> trials;
+  // Point-to-point messages routed with this plan (count_planned_message), whichever handle
+  // carries it: how long a type lived once planned, which lazy planning's expected life learns
+  // from (docs/commit.md). Its own cache line: the per-message reads above stay shared.
+  alignas(64) mutable std::atomic<uint64_t> messages{0};
 };
+
+// A message of a planned type (ops/p2p.cpp). Relaxed, not a read-modify-write: a lost update under
+// MPI_THREAD_MULTIPLE shortens a recorded life, which only delays later plans.
+[[gnu::always_inline]] inline void count_planned_message(const TypePlan& plan) {
+  plan.messages.store(plan.messages.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 // A committed derived type Loom has not planned yet: the host serves its messages as written,
 // and the time their host calls took adds up here until it pays for the plan (lazy planning,
@@ -82,6 +92,7 @@ struct UnplannedType {
   std::atomic<uint64_t> predicted_ns{0};     // the cost model's base prediction of its plan
   std::atomic<uint64_t> predicted_reuse{0};  // 1: predicted to reuse a plan made before
   std::atomic<uint64_t> outline{0};          // its outline's hash (mpi/type_registry.cpp)
+  std::atomic<uint64_t> carried_ticks{0};  // of host_ticks, what earlier types of its outline left
   std::atomic<uint64_t> uses{0};
 };
 

@@ -146,6 +146,7 @@ enum class Timing : bool { Untimed, Timed };
     if (!config().disabled) count(send ? transport::kSendHost : transport::kRecvHost);
     return {};
   }
+  count_planned_message(*plan);
   if (plan->plan.dense()) {
     count(send ? transport::kSendPlain : transport::kRecvPlain);
     return {};

@@ -341,6 +341,45 @@ TEST(LazyPlanning, LongLivedTypeIsPlannedOnceItPays) {
   MPI_Type_free(&type);
 }
 
+// A type whose outline's earlier types lived long (here one used for 2000 round trips after its
+// plan) is expected to live as long: its plan, found by signature, pays within that life, so it
+// is planned at its first call instead of after a few.
+TEST(LazyPlanning, TypeOfALongLivedOutlineIsPlannedAtItsFirstCall) {
+  const auto build = [] {
+    MPI_Datatype type;
+    MPI_Type_vector(96, 3, 5, MPI_DOUBLE, &type);
+    MPI_Type_commit(&type);
+    return type;
+  };
+  const std::vector<double> send = pattern(480, 7 + rank_of_world());
+  std::vector<double> through_loom(480, -1), through_host(480, -1);
+  MPI_Datatype first = build();
+  int planned = 0;
+  for (int trips = 0; !planned && trips < 20000;) {
+    for (int i = 0; i < 16; ++i, ++trips)
+      round_trip(false, send.data(), first, through_loom.data(), first);
+    int mine = loom_testing_unplanned_host_time(first, nullptr) == 0;
+    MPI_Allreduce(&mine, &planned, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  }
+  ASSERT_TRUE(planned);
+  for (int i = 0; i < 2000; ++i) round_trip(false, send.data(), first, through_loom.data(), first);
+  MPI_Type_free(&first);
+  MPI_Datatype again = build();
+  const Counters before = Counters::now();
+  std::fill(through_loom.begin(), through_loom.end(), -1);
+  round_trip(false, send.data(), again, through_loom.data(), again);
+  const Counters d = Counters::now().since(before);
+  EXPECT_EQ(d.sends, 1u);
+  EXPECT_EQ(d.recvs, 1u);
+  if (lazy()) {
+    EXPECT_EQ(d.reused, 1u) << "not planned at its first call";
+    EXPECT_EQ(d.send_unplanned + d.recv_unplanned, 0u);
+  }
+  round_trip(true, send.data(), again, through_host.data(), again);
+  EXPECT_EQ(through_loom, through_host);
+  MPI_Type_free(&again);
+}
+
 // Non-blocking messages of a type not planned yet: the host does much of their work inside the
 // completion call (it packs and unpacks rendezvous messages there), so the completion call that
 // completes them counts its time towards the type's plan, whichever completion call it is, and
