@@ -85,6 +85,11 @@ constexpr model::Traffic kOverlapping = model::Traffic::Exchange;
 // time, so they follow the kind's settled choice without adding to it.
 enum class Timing : bool { Untimed, Timed };
 
+// A persistent request's route is fixed when it is made (MPI_Send_init, MPI_Recv_init): a type
+// not planned yet is planned then (Planning::Now), or none of its starts could be Loom's.
+// Persistence says the request will be started again and again.
+enum class Planning : bool { WhenPaid, Now };
+
 // A device buffer: a host that cannot read device memory gets packed bytes.
 [[gnu::noinline]] Route device_route(const TypePlan& plan, int elements, MPI_Comm comm, int peer,
                                      bool send, model::Traffic traffic) {
@@ -119,7 +124,8 @@ enum class Timing : bool { Untimed, Timed };
 // choice itself.
 [[gnu::always_inline]] inline Route route(const void* buf, int elements, MPI_Datatype type,
                                           MPI_Comm comm, int peer, bool send,
-                                          model::Traffic traffic, Timing timing = Timing::Untimed) {
+                                          model::Traffic traffic, Timing timing = Timing::Untimed,
+                                          Planning planning = Planning::WhenPaid) {
   if (elements == 0 || peer == MPI_PROC_NULL) {
     count(send ? transport::kSendPlain : transport::kRecvPlain);
     return {};
@@ -130,7 +136,7 @@ enum class Timing : bool { Untimed, Timed };
   }
   TypeUse use = use_type(type);
   if (use.unplanned) {
-    if (!plan_before_call(type, *use.unplanned, buf, elements)) {
+    if (planning == Planning::WhenPaid && !plan_before_call(type, *use.unplanned, buf, elements)) {
       count(send ? transport::kSendUnplanned : transport::kRecvUnplanned);
       Route r;
       r.unplanned = use.unplanned;
@@ -423,7 +429,7 @@ int persistent_send(PersistentInit host_init, const void* buf, int count, MPI_Da
       return rc;
     self->demote();
   }
-  Route r = route(buf, count, type, comm, dest, true, kOverlapping);
+  Route r = route(buf, count, type, comm, dest, true, kOverlapping, Timing::Untimed, Planning::Now);
   r.span_bytes = 0;  // every MPI_Start packs into the one staging buffer
   std::shared_ptr<const TypePlan> shared = r ? share_plan(type) : nullptr;
   if (!shared || !request) return host_init(buf, count, type, dest, tag, comm, request);
@@ -588,7 +594,8 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
     int rc = MPI_SUCCESS;
     if (self->receive_init(buf, count, type, tag, request, &rc)) return rc;
   }
-  const Route r = route(buf, count, type, comm, source, false, kOverlapping);
+  const Route r =
+      route(buf, count, type, comm, source, false, kOverlapping, Timing::Untimed, Planning::Now);
   return receive_later(host().Recv_init, true, r, buf, count, type, source, tag, comm, request);
 }
 

@@ -380,6 +380,36 @@ TEST(LazyPlanning, TypeOfALongLivedOutlineIsPlannedAtItsFirstCall) {
   MPI_Type_free(&again);
 }
 
+// A persistent request's route is fixed when it is made, and it is made to be started again and
+// again: a type not planned yet is planned at MPI_Send_init/MPI_Recv_init, so that its starts can
+// be Loom's (under lazy planning alone they never would be), and the bytes arrive as the host's.
+TEST(LazyPlanning, PersistentRequestsPlanTheirTypeWhenMade) {
+  MPI_Datatype type;
+  MPI_Type_vector(200, 2, 3, MPI_DOUBLE, &type);
+  MPI_Type_commit(&type);
+  const int rank = rank_of_world(), peer = 1 - rank;
+  const std::vector<double> send = pattern(600, 11 + rank);
+  std::vector<double> through_loom(600, -1), through_host(600, -1);
+  const Counters before = Counters::now();
+  MPI_Request requests[2];
+  ASSERT_EQ(MPI_Send_init(send.data(), 1, type, peer, 3, MPI_COMM_WORLD, &requests[0]),
+            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Recv_init(through_loom.data(), 1, type, peer, 3, MPI_COMM_WORLD, &requests[1]),
+            MPI_SUCCESS);
+  const Counters made = Counters::now().since(before);
+  EXPECT_EQ(loom_testing_unplanned_host_time(type, nullptr), 0) << "not planned when made";
+  EXPECT_EQ(made.decoded + made.reused, 1u);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(MPI_Startall(2, requests), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  }
+  MPI_Request_free(&requests[0]);
+  MPI_Request_free(&requests[1]);
+  round_trip(true, send.data(), type, through_host.data(), type);
+  EXPECT_EQ(through_loom, through_host);
+  MPI_Type_free(&type);
+}
+
 // Non-blocking messages of a type not planned yet: the host does much of their work inside the
 // completion call (it packs and unpacks rendezvous messages there), so the completion call that
 // completes them counts its time towards the type's plan, whichever completion call it is, and
