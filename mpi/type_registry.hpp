@@ -208,9 +208,9 @@ void note_pending_host_message(MPI_Request request, MPI_Datatype type, Unplanned
 inline bool host_messages_pending() {
   return detail::pending_host_messages != 0;
 }
-// A completion call completed the requests `handles[i]` for the `completed` indices i of
-// `indices` (all n when `indices` is null; the handles as they were before the call), in `took`
-// ticks: each of them noted above gets its share.
+// A completion call of `took` ticks completed `completed` requests: those at `indices` (the first
+// `completed` when `indices` is null) of `handles`, its `n` request handles as they were before
+// it. Each of them noted above is credited an equal share of `took`, within its room.
 void credit_completed(const MPI_Request* handles, int n, const int* indices, int completed,
                       uint64_t took);
 
