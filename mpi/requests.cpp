@@ -554,6 +554,9 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 }
 
 int request_free(MPI_Request* request) {
+  // A freed request completes with no completion call: its noted message would otherwise keep
+  // every later completion call on this thread timed.
+  if (request && host_messages_pending()) forget_pending_host_message(*request);
   Entry entry;
   if (!request || table().empty() || !table().remove(*request, &entry))
     return host().Request_free(request);

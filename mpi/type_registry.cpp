@@ -795,6 +795,17 @@ struct PendingHostMessages {
 };
 thread_local std::unique_ptr<PendingHostMessages> pending_table;
 
+// The message noted for `request`, taken out of the table (its record null when none was).
+PendingHostMessage take_pending_host_message(MPI_Request request) {
+  if (!pending_table || request == MPI_REQUEST_NULL) return {};
+  PendingHostMessage& slot = pending_table->slots[PendingHostMessages::slot_of(request)];
+  if (!slot.record || slot.request != request) return {};
+  const PendingHostMessage m = slot;
+  slot = {};
+  --detail::pending_host_messages;
+  return m;
+}
+
 }  // namespace
 
 void detail::note_pending_host_message(MPI_Request request, MPI_Datatype type,
@@ -814,16 +825,16 @@ void credit_completed(const MPI_Request* handles, int n, const int* indices, int
   const uint64_t share = took / static_cast<uint64_t>(completed);
   for (int k = 0; k < completed && detail::pending_host_messages > 0; ++k) {
     const int i = indices ? indices[k] : k;
-    if (i < 0 || i >= n || handles[i] == MPI_REQUEST_NULL) continue;
-    PendingHostMessage& slot = pending_table->slots[PendingHostMessages::slot_of(handles[i])];
-    if (!slot.record || slot.request != handles[i]) continue;
-    const PendingHostMessage m = slot;
-    slot = {};
-    --detail::pending_host_messages;
-    if (m.record->key.load(std::memory_order_relaxed) == handle_key(m.type) &&
+    if (i < 0 || i >= n) continue;
+    const PendingHostMessage m = take_pending_host_message(handles[i]);
+    if (m.record && m.record->key.load(std::memory_order_relaxed) == handle_key(m.type) &&
         m.record->outline.load(std::memory_order_relaxed) == m.outline)
       add_host_time(m.type, *m.record, std::min(share, m.room));
   }
+}
+
+void forget_pending_host_message(MPI_Request request) {
+  take_pending_host_message(request);
 }
 
 uint64_t note_host_time(MPI_Datatype type, UnplannedType& record, uint64_t took, int64_t elements) {

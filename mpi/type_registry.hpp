@@ -214,6 +214,9 @@ inline bool host_messages_pending() {
 void credit_completed(const MPI_Request* handles, int n, const int* indices, int completed,
                       uint64_t took);
 
+// The user freed `request` (MPI_Request_free): it is no longer noted, and credits nothing.
+void forget_pending_host_message(MPI_Request request);
+
 // A non-blocking call of an unplanned type that returns a request: timed like UnplannedCall,
 // and its request noted for the completion call.
 template <typename Call>
